@@ -42,6 +42,8 @@ class Repair(str, Enum):
     JSON_STRING = "json_string"
     ENVELOPE = "envelope"
     EMPTY = "empty"
+    # Produced by conchcheck.words: Llama 3 names the arguments "parameters".
+    PARAMETERS_KEY = "parameters_key"
 
 
 class Unreadable(ConchcheckError, ValueError):

@@ -1,0 +1,322 @@
+"""The forms a tool call written in words takes, and how each is read into calls.
+
+Hermes ``<tool_call>`` JSON, Qwen's ``<function=…><parameter=…>`` lines, Llama's
+``<|python_tag|>`` and ``<function=name>{…}``, Mistral's ``[TOOL_CALLS]``, pythonic
+``[f(a=1)]``, fenced JSON, llama.cpp's generic ``{"tool_call": …}`` and a bare call object.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from conchcheck.arguments import ArgumentsResult, Normalisation, read_arguments
+from conchcheck.repair import Repair, Unreadable, read_json
+from conchcheck.tools import Tool
+
+CALL_FORMAT = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT": "VALUE"}}</tool_call>'
+"""How a call is written, as the model is told."""
+
+MAX_PYTHONIC = 100_000
+"""Longest pythonic call list parsed (the parser is Python's own, with its own limits)."""
+
+
+class CallForm(str, Enum):
+    """Where a call written in words was read from."""
+
+    TOOL_CALL = "tool_call"
+    """Hermes / Qwen 2.5: ``<tool_call>{"name": …, "arguments": …}</tool_call>``."""
+    XML_PARAMETERS = "xml_parameters"
+    """Qwen3-Coder: ``<function=f><parameter=a>1</parameter></function>``."""
+    FUNCTION_TAG = "function_tag"
+    """Llama 3.1: ``<function=f>{"a": 1}</function>``."""
+    PYTHON_TAG = "python_tag"
+    """Llama 3: ``<|python_tag|>{"name": …, "parameters": …}``."""
+    MISTRAL = "mistral"
+    """``[TOOL_CALLS][{…}]`` or ``[TOOL_CALLS]f[ARGS]{…}``."""
+    PYTHONIC = "pythonic"
+    """Llama 3.2 / BFCL: ``[get_weather(city="Paris")]``."""
+    FENCE = "fence"
+    """A ```` ```json ```` fence holding a call object that names an offered tool."""
+    TOOL_CALL_FENCE = "tool_call_fence"
+    """Gemma: a ```` ```tool_call ```` fence."""
+    GENERIC = "generic"
+    """llama.cpp's generic format: ``{"tool_call": {…}}`` or ``{"tool_calls": […]}``."""
+    BARE_JSON = "bare_json"
+    """A reply that is only the call's JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class WordsCall:
+    """One call read from words. ``error`` is the model-facing text when it failed."""
+
+    name: str | None
+    arguments: Any
+    form: CallForm
+    raw: str
+    """The text the call was read from."""
+    repairs: tuple[Repair | Normalisation, ...] = ()
+    error: str | None = None
+    reading: ArgumentsResult | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call can be run as it is."""
+        return self.error is None
+
+
+def how_to_call(problem: str) -> str:
+    """A failed call's message: what went wrong, then how to write a call."""
+    return f"{problem} Write each call as {CALL_FORMAT}"
+
+
+def cut_call(form: CallForm, raw: str) -> WordsCall:
+    """A call the reply's token limit cut: never mended, never run."""
+    return WordsCall(
+        None,
+        None,
+        form,
+        raw,
+        error=how_to_call("Your tool call was cut off before it ended, so it was not run."),
+    )
+
+
+class Reader:
+    """Reads call bodies into ``WordsCall`` values against the offered tools."""
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self.tools = tools
+
+    def failed(self, form: CallForm, raw: str, problem: str, name: str | None = None) -> WordsCall:
+        """A call that cannot run, with ``problem`` and how to write one."""
+        return WordsCall(name, None, form, raw, error=how_to_call(problem))
+
+    def call(
+        self,
+        name: Any,
+        arguments: Any,
+        form: CallForm,
+        raw: str,
+        repairs: tuple[Repair, ...] = (),
+    ) -> WordsCall:
+        """Check the name against the offered tools, then read the arguments."""
+        if not isinstance(name, str) or not name:
+            return self.failed(form, raw, "Your tool call has no tool name.")
+        tool = self.tools.get(name)
+        if tool is None:
+            offered = ", ".join(self.tools) or "none"
+            return self.failed(
+                form, raw, f"There is no tool called {json.dumps(name)}; the tools are: {offered}.",
+                name,
+            )  # fmt: skip
+        result = read_arguments({} if arguments is None else arguments, tool.parameters, tool=name)
+        everything = tuple(dict.fromkeys((*repairs, *result.repairs)))
+        error = None if result.ok else result.message
+        return WordsCall(name, result.arguments, form, raw, everything, error, result)
+
+    def from_object(
+        self, value: Any, form: CallForm, raw: str, repairs: tuple[Repair, ...]
+    ) -> list[WordsCall]:
+        """Calls from a parsed call object, a list of them, or a generic wrapper."""
+        if isinstance(value, list):
+            return [c for item in value for c in self.from_object(item, form, raw, repairs)]
+        if not isinstance(value, dict):
+            return [self.failed(form, raw, "Your tool call is not a JSON object.")]
+        if isinstance(value.get("tool_call"), dict):
+            return self.from_object(value["tool_call"], form, raw, repairs)
+        if isinstance(value.get("tool_calls"), list):
+            return self.from_object(value["tool_calls"], form, raw, repairs)
+        if value.get("type") == "function" and isinstance(value.get("function"), dict):
+            value = value["function"]
+        if "arguments" not in value and "parameters" in value:
+            # Llama 3 writes "parameters" where the format says "arguments".
+            repairs = (*repairs, Repair.PARAMETERS_KEY)
+            return [self.call(value.get("name"), value["parameters"], form, raw, repairs)]
+        return [self.call(value.get("name"), value.get("arguments"), form, raw, repairs)]
+
+    def json_body(self, body: str, form: CallForm, raw: str, *, cut_off: bool) -> list[WordsCall]:
+        """Calls from the JSON inside a block; an unreadable body is one failed call."""
+        stripped = body.strip()
+        if stripped.startswith("<function="):
+            return self.xml_parameters(stripped, raw, cut_off=cut_off)
+        try:
+            reading = read_json(stripped, mend_unclosed=not cut_off)
+        except Unreadable as exc:
+            if exc.reason.startswith("cut off"):
+                return [cut_call(form, raw)]
+            return [self.failed(form, raw, f"Your tool call could not be read ({exc.reason}).")]
+        return self.from_object(reading.value, form, raw, reading.repairs)
+
+    def function_tag(self, name: str, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+        """``<function=name>`` followed by JSON arguments or by ``<parameter=…>`` lines."""
+        if "<parameter=" in body:
+            return self.xml_parameters(f"<function={name}>{body}", raw, cut_off=cut_off)
+        if not body.strip():
+            return [self.call(name, {}, CallForm.FUNCTION_TAG, raw)]
+        try:
+            reading = read_json(body.strip(), mend_unclosed=not cut_off)
+        except Unreadable as exc:
+            if exc.reason.startswith("cut off"):
+                return [cut_call(CallForm.FUNCTION_TAG, raw)]
+            problem = f"The arguments of your call to {name} could not be read ({exc.reason})."
+            return [self.failed(CallForm.FUNCTION_TAG, raw, problem, name)]
+        return [self.call(name, reading.value, CallForm.FUNCTION_TAG, raw, reading.repairs)]
+
+    def xml_parameters(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+        """Qwen3-Coder's ``<function=f><parameter=a>value</parameter>…`` (closers optional)."""
+        calls = []
+        for match in _XML_FUNCTION.finditer(body):
+            name, inner = match.group(1).strip(), match.group(2)
+            arguments: dict[str, str] = {}
+            for param in _XML_PARAMETER.finditer(inner):
+                value = param.group(2)
+                # The format puts each value on lines of its own (vLLM qwen3coder_tool_parser).
+                arguments[param.group(1).strip()] = value.strip("\n")
+            calls.append(self.call(name, arguments, CallForm.XML_PARAMETERS, raw))
+        if not calls:
+            return [self.failed(CallForm.XML_PARAMETERS, raw, "Your tool call names no function.")]
+        if cut_off and not body.rstrip().endswith(("</function>", "</parameter>")):
+            calls[-1] = cut_call(CallForm.XML_PARAMETERS, raw)
+        return calls
+
+    def mistral(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+        """Mistral: a JSON list after ``[TOOL_CALLS]``, or ``name[ARGS]{…}`` pieces."""
+        calls: list[WordsCall] = []
+        for piece in body.split("[TOOL_CALLS]"):
+            piece = piece.strip()
+            if not piece:
+                continue
+            if "[ARGS]" in piece:
+                name, _, arguments = piece.partition("[ARGS]")
+                calls.extend(self.function_tag(name.strip(), arguments, raw, cut_off=cut_off))
+            else:
+                calls.extend(self.json_body(piece, CallForm.MISTRAL, raw, cut_off=cut_off))
+        return [_as_form(c, CallForm.MISTRAL) for c in calls]
+
+    def python_tag(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+        """Llama 3: call objects after ``<|python_tag|>``, separated by ``;``."""
+        body = body.replace("<|eom_id|>", "").replace("<|eot_id|>", "")
+        pieces = [p for p in _split_outside_strings(body, ";") if p.strip()]
+        calls: list[WordsCall] = []
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            calls.extend(self.json_body(piece, CallForm.PYTHON_TAG, raw, cut_off=cut_off and last))
+        return calls or [self.failed(CallForm.PYTHON_TAG, raw, "Your tool call is empty.")]
+
+    def whole(self, text: str, *, cut_off: bool) -> tuple[list[WordsCall], str]:
+        """The calls and the words when the whole reply may be a call (JSON or pythonic)."""
+        stripped = text.strip()
+        try:
+            reading = read_json(stripped, mend_unclosed=not cut_off)
+        except Unreadable as exc:
+            if exc.reason.startswith("cut off") and _CALL_START.match(stripped):
+                return [cut_call(CallForm.BARE_JSON, text)], ""
+            calls = self.pythonic(stripped)
+            return (calls, "") if calls is not None else ([], text)
+        value = reading.value
+        if isinstance(value, dict) and ("tool_call" in value or "tool_calls" in value):
+            return self.from_object(value, CallForm.GENERIC, text, reading.repairs), ""
+        if isinstance(value, dict) and set(value) == {"response"}:
+            # llama.cpp's generic format answers in words as {"response": "…"}.
+            response = value["response"]
+            return [], response if isinstance(response, str) else json.dumps(response)
+        items = value if isinstance(value, list) and value else [value]
+        if all(_looks_like_call(item) for item in items):
+            return self.from_object(value, CallForm.BARE_JSON, text, reading.repairs), ""
+        return [], text
+
+    def pythonic(self, text: str) -> list[WordsCall] | None:
+        """``[f(a=1), g()]`` or ``f(a=1)`` naming offered tools; None when it isn't one."""
+        match = _PYTHONIC_START.match(text)
+        if not match or match.group(1) not in self.tools or len(text) > MAX_PYTHONIC:
+            return None
+        try:
+            tree = ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        nodes = tree.elts if isinstance(tree, ast.List) else [tree]
+        calls = []
+        for node in nodes:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                return None
+            if node.args:
+                problem = f"Your call to {node.func.id} gives values without their names."
+                calls.append(self.failed(CallForm.PYTHONIC, text, problem, node.func.id))
+                continue
+            try:
+                # literal_eval reads literals only: nothing the model wrote is ever run.
+                arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                problem = f"The arguments of your call to {node.func.id} are not plain values."
+                calls.append(self.failed(CallForm.PYTHONIC, text, problem, node.func.id))
+                continue
+            calls.append(self.call(node.func.id, arguments, CallForm.PYTHONIC, text))
+        return calls
+
+
+def names_offered_tool(body: str, tools: Mapping[str, Tool]) -> bool:
+    """Whether a fenced body is a call object naming an offered tool."""
+    try:
+        value = read_json(body.strip()).value
+    except Unreadable:
+        return False
+    items = value if isinstance(value, list) and value else [value]
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("tool_call"), dict):
+            item = item["tool_call"]
+        if isinstance(item, dict) and item.get("type") == "function":
+            item = item.get("function")
+        if not (isinstance(item, dict) and item.get("name") in tools):
+            return False
+    return True
+
+
+def _looks_like_call(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if value.get("type") == "function" and isinstance(value.get("function"), dict):
+        value = value["function"]
+    keys = set(value)
+    return (
+        isinstance(value.get("name"), str)
+        and bool(keys & {"arguments", "parameters"})
+        and (keys <= {"name", "arguments", "parameters", "id", "type"})
+    )
+
+
+def _as_form(call: WordsCall, form: CallForm) -> WordsCall:
+    return WordsCall(
+        call.name, call.arguments, form, call.raw, call.repairs, call.error, call.reading
+    )
+
+
+def _split_outside_strings(text: str, separator: str) -> list[str]:
+    pieces, start, quote, escaped = [], 0, "", False
+    for i, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == separator:
+            pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    return pieces
+
+
+_CALL_START = re.compile(r"[\[\s]*\{\s*[\"']?(name|tool_call|tool_calls|type|function)\b")
+_PYTHONIC_START = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\(")
+_XML_FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|(?=<function=)|\Z)", re.S)
+_XML_PARAMETER = re.compile(
+    r"<parameter=([^>\n]*)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.S
+)
