@@ -86,7 +86,7 @@ def read_json(
     if len(text) > max_size:
         raise Unreadable(f"the text is {len(text)} characters long, over the limit of {max_size}")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except (ValueError, RecursionError):
         pass
     else:
@@ -100,6 +100,17 @@ def read_json(
 def _refuse_constant(name: str) -> Any:
     # NaN and Infinity are not JSON and cannot be sent on to a tool; the slow path refuses them.
     raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    # `1e999` is valid JSON that Python reads as infinity, which no tool can be sent.
+    number = float(text)
+    if number in (_INFINITY, -_INFINITY):
+        raise ValueError(text)
+    return number
+
+
+_INFINITY = float("inf")
 
 
 def _depth(value: Any) -> int:
@@ -347,7 +358,7 @@ class _Parser:
         try:
             if "." in raw or "e" in raw or "E" in raw:
                 result = float(raw)
-                if result in (float("inf"), float("-inf")):
+                if result in (_INFINITY, -_INFINITY):
                     raise ValueError(raw)
                 return result
             return int(raw)

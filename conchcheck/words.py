@@ -7,6 +7,7 @@ model writes itself is never shown or believed. ``read_calls`` is the same reade
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -212,11 +213,16 @@ class WordsReader:
         self._header = ""  # a fence's info string or a function's name
         self._calls: list[WordsCall] = []
         self._fake = 0
+        self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
-    def feed(self, chunk: str) -> str:
-        """Take the next piece of the reply; return the words that can be shown now."""
+    def feed(self, chunk: str | bytes) -> str:
+        """Take the next piece of the reply; return the words that can be shown now.
+
+        Bytes are decoded as UTF-8 across chunks, so a character split between two chunks
+        reads the same as one that is not.
+        """
         out: list[str] = []
-        rest: str | None = chunk
+        rest: str | None = self._bytes.decode(chunk) if isinstance(chunk, bytes) else chunk
         while rest:
             rest = self._step(rest, out)
         return "".join(out)
@@ -224,6 +230,9 @@ class WordsReader:
     def close(self, *, cut_off: bool = False) -> WordsReading:
         """End the reply: the words still held, every call, and the count of fake results."""
         out: list[str] = []
+        rest = self._bytes.decode(b"", final=True)
+        while rest:
+            rest = self._step(rest, out) or ""
         self._finish(out, cut_off=cut_off)
         self._state = _State.TEXT
         return WordsReading(tuple(self._calls), "".join(out), self._fake)
