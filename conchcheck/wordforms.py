@@ -133,11 +133,15 @@ class Reader:
             return self.from_object(value["tool_calls"], form, raw, repairs)
         if value.get("type") == "function" and isinstance(value.get("function"), dict):
             value = value["function"]
+        key = "arguments"
         if "arguments" not in value and "parameters" in value:
             # Llama 3 writes "parameters" where the format says "arguments".
-            repairs = (*repairs, Repair.PARAMETERS_KEY)
-            return [self.call(value.get("name"), value["parameters"], form, raw, repairs)]
-        return [self.call(value.get("name"), value.get("arguments"), form, raw, repairs)]
+            key, repairs = "parameters", (*repairs, Repair.PARAMETERS_KEY)
+        arguments = value.get(key)
+        if isinstance(arguments, str):
+            # Text written by the model has no wire format that asks for a JSON string.
+            repairs = (*repairs, Repair.JSON_STRING)
+        return [self.call(value.get("name"), arguments, form, raw, repairs)]
 
     def json_body(self, body: str, form: CallForm, raw: str, *, cut_off: bool) -> list[WordsCall]:
         """Calls from the JSON inside a block; an unreadable body is one failed call."""

@@ -36,7 +36,11 @@ EVERYTHING = {
             "properties": {"since": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
         },
         "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "meta": {"type": "object", "additionalProperties": True, "properties": {"a": {"type": "string"}}},
+        "meta": {
+            "type": "object",
+            "additionalProperties": True,
+            "properties": {"a": {"type": "string"}},
+        },
         "note": {"type": ["string", "null"]},
         "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "level": {"enum": [1, 2, 3]},
@@ -45,7 +49,12 @@ EVERYTHING = {
         "mode": {"type": "string", "enum": ["Fast", "fast", "slow"]},
         "link": {"$ref": "#/$defs/link"},
     },
-    "$defs": {"link": {"type": "object", "properties": {"url": {"type": "string"}, "depth": {"type": "integer"}}}},
+    "$defs": {
+        "link": {
+            "type": "object",
+            "properties": {"url": {"type": "string"}, "depth": {"type": "integer"}},
+        }
+    },
 }
 
 
@@ -53,36 +62,121 @@ EVERYTHING = {
     ("raw", "arguments", "repairs"),
     [
         pytest.param({"count": "3"}, {"count": 3}, ["number_from_text"], id="integer-from-text"),
-        pytest.param({"count": " 7 "}, {"count": 7}, ["number_from_text"], id="integer-from-padded-text"),
-        pytest.param({"count": "3.0"}, {"count": 3}, ["number_from_text"], id="integral-text-to-integer"),
-        pytest.param({"ratio": "0.25"}, {"ratio": 0.25}, ["number_from_text"], id="number-from-text"),
-        pytest.param({"urgent": "true"}, {"urgent": True}, ["boolean_from_text"], id="true-from-text"),
-        pytest.param({"urgent": "false"}, {"urgent": False}, ["boolean_from_text"], id="false-from-text"),
-        pytest.param({"tags": '["a", "b"]'}, {"tags": ["a", "b"]}, ["list_from_text"], id="list-sent-as-json-text"),
-        pytest.param({"tags": "solo"}, {"tags": ["solo"]}, ["single_to_list"], id="one-value-becomes-list"),
-        pytest.param({"ids": ["1", 2]}, {"ids": [1, 2]}, ["number_from_text"], id="list-items-normalised"),
+        pytest.param(
+            {"count": " 7 "}, {"count": 7}, ["number_from_text"], id="integer-from-padded-text"
+        ),
+        pytest.param(
+            {"count": "3.0"}, {"count": 3}, ["number_from_text"], id="integral-text-to-integer"
+        ),
+        pytest.param(
+            {"ratio": "0.25"}, {"ratio": 0.25}, ["number_from_text"], id="number-from-text"
+        ),
+        pytest.param(
+            {"urgent": "true"}, {"urgent": True}, ["boolean_from_text"], id="true-from-text"
+        ),
+        pytest.param(
+            {"urgent": "false"}, {"urgent": False}, ["boolean_from_text"], id="false-from-text"
+        ),
+        pytest.param(
+            {"tags": '["a", "b"]'},
+            {"tags": ["a", "b"]},
+            ["list_from_text"],
+            id="list-sent-as-json-text",
+        ),
+        pytest.param(
+            {"tags": "solo"}, {"tags": ["solo"]}, ["single_to_list"], id="one-value-becomes-list"
+        ),
+        pytest.param(
+            {"ids": ["1", 2]}, {"ids": [1, 2]}, ["number_from_text"], id="list-items-normalised"
+        ),
         pytest.param({"ids": "[1, 2"}, {"ids": [1, 2]}, ["list_from_text"], id="list-text-mended"),
-        pytest.param({"filter": '{"since": "monday"}'}, {"filter": {"since": "monday"}}, ["object_from_text"], id="object-sent-as-json-text"),
-        pytest.param({"filter": {"unit": "C"}}, {"filter": {"unit": "c"}}, ["enum_case"], id="option-in-wrong-case"),
-        pytest.param({"level": "2"}, {"level": 2}, ["number_from_text"], id="integer-enum-from-text"),
-        pytest.param({"ref": "[ref=e12]"}, {"ref": "e12"}, ["browser_ref"], id="browser-ref-bracketed"),
-        pytest.param({"ref": "ref=e12"}, {"ref": "e12"}, ["browser_ref"], id="browser-ref-prefixed"),
-        pytest.param({"target_ref": "e12]"}, {"target_ref": "e12"}, ["browser_ref"], id="browser-ref-half-bracket"),
+        pytest.param(
+            {"filter": '{"since": "monday"}'},
+            {"filter": {"since": "monday"}},
+            ["object_from_text"],
+            id="object-sent-as-json-text",
+        ),
+        pytest.param(
+            {"filter": {"unit": "C"}},
+            {"filter": {"unit": "c"}},
+            ["enum_case"],
+            id="option-in-wrong-case",
+        ),
+        pytest.param(
+            {"level": "2"}, {"level": 2}, ["number_from_text"], id="integer-enum-from-text"
+        ),
+        pytest.param(
+            {"ref": "[ref=e12]"}, {"ref": "e12"}, ["browser_ref"], id="browser-ref-bracketed"
+        ),
+        pytest.param(
+            {"ref": "ref=e12"}, {"ref": "e12"}, ["browser_ref"], id="browser-ref-prefixed"
+        ),
+        pytest.param(
+            {"target_ref": "e12]"},
+            {"target_ref": "e12"},
+            ["browser_ref"],
+            id="browser-ref-half-bracket",
+        ),
         pytest.param({"ref": "e12"}, {"ref": "e12"}, [], id="browser-ref-clean"),
-        pytest.param({"note": "null"}, {"note": "null"}, [], id="null-text-kept-where-text-allowed"),
-        pytest.param({"size": "None"}, {"size": None}, ["null_from_text"], id="null-from-text-where-null-allowed"),
-        pytest.param({"size": "4"}, {"size": 4}, ["number_from_text"], id="nullable-integer-from-text"),
-        pytest.param({"labels": {"x": "1"}}, {"labels": {"x": 1}}, ["number_from_text"], id="open-object-values-by-schema"),
-        pytest.param({"meta": {"a": "s", "extra": 1}}, {"meta": {"a": "s", "extra": 1}}, [], id="open-object-keeps-fields"),
-        pytest.param({"link": {"depth": "2", "junk": 0}}, {"link": {"depth": 2}}, ["number_from_text", "dropped_field"], id="ref-followed"),
-        pytest.param({"count": 3, "colour": "red"}, {"count": 3}, ["dropped_field"], id="unknown-field-dropped"),
-        pytest.param('{"count": "3",}', {"count": 3}, ["trailing_comma", "number_from_text"], id="text-mended-then-normalised"),
+        pytest.param(
+            {"note": "null"}, {"note": "null"}, [], id="null-text-kept-where-text-allowed"
+        ),
+        pytest.param(
+            {"size": "None"},
+            {"size": None},
+            ["null_from_text"],
+            id="null-from-text-where-null-allowed",
+        ),
+        pytest.param(
+            {"size": "4"}, {"size": 4}, ["number_from_text"], id="nullable-integer-from-text"
+        ),
+        pytest.param(
+            {"labels": {"x": "1"}},
+            {"labels": {"x": 1}},
+            ["number_from_text"],
+            id="open-object-values-by-schema",
+        ),
+        pytest.param(
+            {"meta": {"a": "s", "extra": 1}},
+            {"meta": {"a": "s", "extra": 1}},
+            [],
+            id="open-object-keeps-fields",
+        ),
+        pytest.param(
+            {"link": {"depth": "2", "junk": 0}},
+            {"link": {"depth": 2}},
+            ["number_from_text", "dropped_field"],
+            id="ref-followed",
+        ),
+        pytest.param(
+            {"count": 3, "colour": "red"},
+            {"count": 3},
+            ["dropped_field"],
+            id="unknown-field-dropped",
+        ),
+        pytest.param(
+            '{"count": "3",}',
+            {"count": 3},
+            ["trailing_comma", "number_from_text"],
+            id="text-mended-then-normalised",
+        ),
         pytest.param("", {}, ["empty"], id="empty-text-is-no-arguments"),
         pytest.param("null", {}, ["empty"], id="null-is-no-arguments"),
-        pytest.param('"{\\"count\\": 1}"', {"count": 1}, ["json_string"], id="arguments-as-json-string"),
-        pytest.param('{"arguments": {"count": 1}}', {"count": 1}, ["envelope"], id="arguments-envelope"),
-        pytest.param({"name": "f", "arguments": '{"count": 1}'}, {"count": 1}, ["envelope", "json_string"], id="whole-call-envelope"),
-        pytest.param({"parameters": {"count": 1}}, {"count": 1}, ["envelope"], id="parameters-envelope"),
+        pytest.param(
+            '"{\\"count\\": 1}"', {"count": 1}, ["json_string"], id="arguments-as-json-string"
+        ),
+        pytest.param(
+            '{"arguments": {"count": 1}}', {"count": 1}, ["envelope"], id="arguments-envelope"
+        ),
+        pytest.param(
+            {"name": "f", "arguments": '{"count": 1}'},
+            {"count": 1},
+            ["envelope", "json_string"],
+            id="whole-call-envelope",
+        ),
+        pytest.param(
+            {"parameters": {"count": 1}}, {"count": 1}, ["envelope"], id="parameters-envelope"
+        ),
     ],
 )
 def test_normalisations(raw: Any, arguments: Any, repairs: list[str]) -> None:
@@ -185,17 +279,83 @@ BOUNDS = {
 @pytest.mark.parametrize(
     ("raw", "field", "kind", "line"),
     [
-        pytest.param({"n": 0}, "n", ProblemKind.RANGE, "n: expected a number of at least 1, got the number 0.", id="minimum"),
-        pytest.param({"n": 11}, "n", ProblemKind.RANGE, "n: expected a number of at most 10, got the number 11.", id="maximum"),
-        pytest.param({"x": 0}, "x", ProblemKind.RANGE, "x: expected a number more than 0, got the number 0.", id="exclusive-minimum"),
-        pytest.param({"s": "a"}, "s", ProblemKind.LENGTH, 's: expected text of at least 2 characters, got the text "a".', id="min-length"),
-        pytest.param({"s": "abcd"}, "s", ProblemKind.LENGTH, 's: expected text of at most 3 characters, got the text "abcd".', id="max-length"),
-        pytest.param({"s": "A1"}, "s", ProblemKind.PATTERN, 's: expected text matching the pattern ^[a-z]+$, got the text "A1".', id="pattern"),
-        pytest.param({"l": []}, "l", ProblemKind.ITEMS, "l: expected a list of at least 1 items, got an empty list.", id="min-items"),
-        pytest.param({"l": [1, 2, 3]}, "l", ProblemKind.ITEMS, "l: expected a list of at most 2 items, got a list of 3.", id="max-items"),
-        pytest.param({"k": "other"}, "k", ProblemKind.CONST, 'k: expected "fixed", got the text "other".', id="const"),
-        pytest.param({"t": 3}, "t", ProblemKind.TYPE, "t: expected text or null, got the number 3.", id="type-list"),
-        pytest.param({"n": True}, "n", ProblemKind.TYPE, "n: expected a number, got the value true.", id="boolean-is-not-a-number"),
+        pytest.param(
+            {"n": 0},
+            "n",
+            ProblemKind.RANGE,
+            "n: expected a number of at least 1, got the number 0.",
+            id="minimum",
+        ),
+        pytest.param(
+            {"n": 11},
+            "n",
+            ProblemKind.RANGE,
+            "n: expected a number of at most 10, got the number 11.",
+            id="maximum",
+        ),
+        pytest.param(
+            {"x": 0},
+            "x",
+            ProblemKind.RANGE,
+            "x: expected a number more than 0, got the number 0.",
+            id="exclusive-minimum",
+        ),
+        pytest.param(
+            {"s": "a"},
+            "s",
+            ProblemKind.LENGTH,
+            's: expected text of at least 2 characters, got the text "a".',
+            id="min-length",
+        ),
+        pytest.param(
+            {"s": "abcd"},
+            "s",
+            ProblemKind.LENGTH,
+            's: expected text of at most 3 characters, got the text "abcd".',
+            id="max-length",
+        ),
+        pytest.param(
+            {"s": "A1"},
+            "s",
+            ProblemKind.PATTERN,
+            's: expected text matching the pattern ^[a-z]+$, got the text "A1".',
+            id="pattern",
+        ),
+        pytest.param(
+            {"l": []},
+            "l",
+            ProblemKind.ITEMS,
+            "l: expected a list of at least 1 items, got an empty list.",
+            id="min-items",
+        ),
+        pytest.param(
+            {"l": [1, 2, 3]},
+            "l",
+            ProblemKind.ITEMS,
+            "l: expected a list of at most 2 items, got a list of 3.",
+            id="max-items",
+        ),
+        pytest.param(
+            {"k": "other"},
+            "k",
+            ProblemKind.CONST,
+            'k: expected "fixed", got the text "other".',
+            id="const",
+        ),
+        pytest.param(
+            {"t": 3},
+            "t",
+            ProblemKind.TYPE,
+            "t: expected text or null, got the number 3.",
+            id="type-list",
+        ),
+        pytest.param(
+            {"n": True},
+            "n",
+            ProblemKind.TYPE,
+            "n: expected a number, got the value true.",
+            id="boolean-is-not-a-number",
+        ),
     ],
 )
 def test_problem_shapes(raw: Any, field: str, kind: ProblemKind, line: str) -> None:
@@ -206,14 +366,26 @@ def test_problem_shapes(raw: Any, field: str, kind: ProblemKind, line: str) -> N
 def test_problem_fields() -> None:
     (problem,) = read_arguments({"query": "x", "order": "Latest"}, SEARCH_MAIL).problems
     assert (problem.field, problem.wanted, problem.got, problem.valid_values) == (
-        "order", 'one of "newest", "oldest"', 'the text "Latest"', ("newest", "oldest"),
+        "order",
+        'one of "newest", "oldest"',
+        'the text "Latest"',
+        ("newest", "oldest"),
     )
 
 
 def test_nested_fields_are_named_by_path() -> None:
     schema = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]}}},
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"qty": {"type": "integer"}},
+                    "required": ["qty"],
+                },
+            }
+        },
     }
     result = read_arguments({"items": [{"qty": 1}, {"qty": "x"}, {}]}, schema)
     assert [p.line for p in result.problems] == [
@@ -241,7 +413,12 @@ def test_cut_off_arguments_are_never_mended() -> None:
 INTEGRATION = {
     "type": "object",
     "properties": {
-        "target": {"oneOf": [{"type": "string", "format": "uri"}, {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}]},
+        "target": {
+            "oneOf": [
+                {"type": "string", "format": "uri"},
+                {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            ]
+        },
         "when": {"type": "string"},
     },
     "required": ["when"],
@@ -257,15 +434,24 @@ def test_complex_schema_checked_only_for_plain_mistakes() -> None:
     plain = read_arguments({"when": 3}, INTEGRATION)
     assert [p.line for p in plain.problems] == ["when: expected text, got the number 3."]
     required_by_then = read_arguments({"when": "later"}, INTEGRATION)
-    assert [p.line for p in required_by_then.problems] == ["target: required (any value), but it was missing."]
+    assert [p.line for p in required_by_then.problems] == [
+        "target: required (any value), but it was missing."
+    ]
 
 
 @pytest.mark.parametrize(
     "schema",
     [
-        pytest.param({"type": "object", "properties": {"a": {"type": "strung"}}}, id="unknown-type"),
-        pytest.param({"type": "object", "properties": {"a": {"$ref": "https://example.invalid/s.json"}}}, id="remote-ref"),
-        pytest.param({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, id="dangling-ref"),
+        pytest.param(
+            {"type": "object", "properties": {"a": {"type": "strung"}}}, id="unknown-type"
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"a": {"$ref": "https://example.invalid/s.json"}}},
+            id="remote-ref",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, id="dangling-ref"
+        ),
         pytest.param({"type": "object", "required": "a"}, id="malformed-required"),
     ],
 )
@@ -299,13 +485,37 @@ CLOSED = {
 }
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(["/tmp/x", "/etc", "true", "TRUE", "3", "3.5", "READ", "read", "[1, 2]", "{}", "null", "None", "e1]"]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(["a", "path", "__proto__"]), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(
+        [
+            "/tmp/x",
+            "/etc",
+            "true",
+            "TRUE",
+            "3",
+            "3.5",
+            "READ",
+            "read",
+            "[1, 2]",
+            "{}",
+            "null",
+            "None",
+            "e1]",
+        ]
+    ),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "path", "__proto__"]), children, max_size=3)
+    ),
     max_leaves=8,
 )
 calls = st.dictionaries(
-    st.sampled_from(["path", "recursive", "depth", "mode", "ids", "sudo", "__proto__", "Path"]), values, max_size=6
+    st.sampled_from(["path", "recursive", "depth", "mode", "ids", "sudo", "__proto__", "Path"]),
+    values,
+    max_size=6,
 )
 
 

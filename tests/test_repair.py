@@ -15,45 +15,110 @@ from conchcheck.repair import MAX_DEPTH, MAX_SIZE, Repair, Unreadable, read_json
     ("text", "value", "repairs"),
     [
         pytest.param('{"city": "Oslo"}', {"city": "Oslo"}, [], id="valid-json-fast-path"),
-        pytest.param('{"city": "Oslo",}', {"city": "Oslo"}, ["trailing_comma"], id="trailing-comma-object"),
+        pytest.param(
+            '{"city": "Oslo",}', {"city": "Oslo"}, ["trailing_comma"], id="trailing-comma-object"
+        ),
         pytest.param("[1, 2, ]", [1, 2], ["trailing_comma"], id="trailing-comma-list"),
-        pytest.param("{'city': 'Oslo'}", {"city": "Oslo"}, ["single_quotes"], id="python-dict-quotes"),
-        pytest.param("{'q': 'it\\'s'}", {"q": "it's"}, ["single_quotes"], id="escaped-single-quote"),
-        pytest.param("{'q': 'say \"hi\"'}", {"q": 'say "hi"'}, ["single_quotes"], id="double-inside-single"),
-        pytest.param('{city: "Oslo", max_days: 3}', {"city": "Oslo", "max_days": 3}, ["bare_key"], id="bare-keys"),
-        pytest.param('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}, ["python_literal"], id="python-literals"),
+        pytest.param(
+            "{'city': 'Oslo'}", {"city": "Oslo"}, ["single_quotes"], id="python-dict-quotes"
+        ),
+        pytest.param(
+            "{'q': 'it\\'s'}", {"q": "it's"}, ["single_quotes"], id="escaped-single-quote"
+        ),
+        pytest.param(
+            "{'q': 'say \"hi\"'}", {"q": 'say "hi"'}, ["single_quotes"], id="double-inside-single"
+        ),
+        pytest.param(
+            '{city: "Oslo", max_days: 3}',
+            {"city": "Oslo", "max_days": 3},
+            ["bare_key"],
+            id="bare-keys",
+        ),
+        pytest.param(
+            '{"a": True, "b": False, "c": None}',
+            {"a": True, "b": False, "c": None},
+            ["python_literal"],
+            id="python-literals",
+        ),
         pytest.param('{"a": 1} // the call', {"a": 1}, ["comment"], id="line-comment-after"),
         pytest.param('{/* why */ "a": 1}', {"a": 1}, ["comment"], id="block-comment-inside"),
         pytest.param('```json\n{"a": 1}\n```', {"a": 1}, ["fence"], id="json-fence"),
         pytest.param('```\n{"a": 1}\n```\n', {"a": 1}, ["fence"], id="bare-fence"),
         pytest.param('```json\n{"a": 1}', {"a": 1}, ["fence"], id="fence-never-closed"),
         pytest.param('{"a": "hel', {"a": "hel"}, ["unclosed"], id="unclosed-string"),
-        pytest.param('{"a": {"b": [1, 2', {"a": {"b": [1, 2]}}, ["unclosed"], id="unclosed-nesting"),
+        pytest.param(
+            '{"a": {"b": [1, 2', {"a": {"b": [1, 2]}}, ["unclosed"], id="unclosed-nesting"
+        ),
         pytest.param('{"a": 1, "b":', {"a": 1}, ["unclosed"], id="member-without-value-left-out"),
         pytest.param('{"a": 1, "b', {"a": 1}, ["unclosed"], id="key-cut-left-out"),
         pytest.param('{"a": 1, "b": tr', {"a": 1}, ["unclosed"], id="literal-cut-left-out"),
         pytest.param('{"a": fals', {}, ["unclosed"], id="only-member-cut-left-out"),
-        pytest.param('{"query": "x"}{"limit": 3}', {"query": "x", "limit": 3}, ["joined_objects"], id="pieces-of-one-call-joined"),
-        pytest.param('{"a": 1}\n{"b": 2}', {"a": 1, "b": 2}, ["joined_objects"], id="pieces-on-lines"),
-        pytest.param('{"name": "f"}{"name": "g"}', {"name": "f"}, ["extra_objects_dropped"], id="second-call-dropped"),
+        pytest.param(
+            '{"query": "x"}{"limit": 3}',
+            {"query": "x", "limit": 3},
+            ["joined_objects"],
+            id="pieces-of-one-call-joined",
+        ),
+        pytest.param(
+            '{"a": 1}\n{"b": 2}', {"a": 1, "b": 2}, ["joined_objects"], id="pieces-on-lines"
+        ),
+        pytest.param(
+            '{"name": "f"}{"name": "g"}',
+            {"name": "f"},
+            ["extra_objects_dropped"],
+            id="second-call-dropped",
+        ),
         pytest.param("[1][2]", [1], ["extra_objects_dropped"], id="second-list-dropped"),
-        pytest.param('{"a": 1 "b": 2}', {"a": 1, "b": 2}, ["missing_comma"], id="missing-comma-members"),
+        pytest.param(
+            '{"a": 1 "b": 2}', {"a": 1, "b": 2}, ["missing_comma"], id="missing-comma-members"
+        ),
         pytest.param("[1 2]", [1, 2], ["missing_comma"], id="missing-comma-items"),
         pytest.param('{"a": 1}}', {"a": 1}, ["extra_closer"], id="closed-once-too-often"),
-        pytest.param('{"a": "x\ny"}', {"a": "x\ny"}, ["control_character"], id="raw-newline-in-string"),
+        pytest.param(
+            '{"a": "x\ny"}', {"a": "x\ny"}, ["control_character"], id="raw-newline-in-string"
+        ),
         pytest.param('{"re": "\\d+"}', {"re": "\\d+"}, ["bad_escape"], id="unknown-escape-kept"),
-        pytest.param('{"a": +1, "b": .5, "c": 2.}', {"a": 1, "b": 0.5, "c": 2.0}, ["number_format"], id="loose-numbers"),
+        pytest.param(
+            '{"a": +1, "b": .5, "c": 2.}',
+            {"a": 1, "b": 0.5, "c": 2.0},
+            ["number_format"],
+            id="loose-numbers",
+        ),
         pytest.param(
             "```json\n{'a': True, b: [1, 2,], // note\n",
             {"a": True, "b": [1, 2]},
-            ["fence", "single_quotes", "python_literal", "bare_key", "trailing_comma", "comment", "unclosed"],
+            [
+                "fence",
+                "single_quotes",
+                "python_literal",
+                "bare_key",
+                "trailing_comma",
+                "comment",
+                "unclosed",
+            ],
             id="everything-at-once",
         ),
-        pytest.param('{"__proto__": {"admin": true}, "constructor": 1}', {"__proto__": {"admin": True}, "constructor": 1}, [], id="proto-is-a-plain-key"),
-        pytest.param("{'__proto__': 1}", {"__proto__": 1}, ["single_quotes"], id="proto-plain-on-slow-path"),
-        pytest.param('{"e": "\\ud83d\\ude00", "n": "\\u00e9"}', {"e": "😀", "n": "é"}, [], id="surrogate-pair"),
-        pytest.param("{'e': '\\ud83d\\ude00'}", {"e": "😀"}, ["single_quotes"], id="surrogate-pair-slow-path"),
-        pytest.param('"{\\"a\\": 1}"', '{"a": 1}', [], id="json-string-is-valid-json-left-for-arguments"),
+        pytest.param(
+            '{"__proto__": {"admin": true}, "constructor": 1}',
+            {"__proto__": {"admin": True}, "constructor": 1},
+            [],
+            id="proto-is-a-plain-key",
+        ),
+        pytest.param(
+            "{'__proto__': 1}", {"__proto__": 1}, ["single_quotes"], id="proto-plain-on-slow-path"
+        ),
+        pytest.param(
+            '{"e": "\\ud83d\\ude00", "n": "\\u00e9"}',
+            {"e": "😀", "n": "é"},
+            [],
+            id="surrogate-pair",
+        ),
+        pytest.param(
+            "{'e': '\\ud83d\\ude00'}", {"e": "😀"}, ["single_quotes"], id="surrogate-pair-slow-path"
+        ),
+        pytest.param(
+            '"{\\"a\\": 1}"', '{"a": 1}', [], id="json-string-is-valid-json-left-for-arguments"
+        ),
         pytest.param("  \ufeff[]  ", [], ["fence"] * 0, id="bom-and-spaces"),
     ],
 )
@@ -66,15 +131,51 @@ def test_repairs(text: str, value: object, repairs: list[str]) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param("", "Could not read the text as JSON at line 1, column 1: there is no JSON value in it.", id="empty"),
-        pytest.param("hello", "Could not read the text as JSON at line 1, column 1: expected a value.", id="prose"),
-        pytest.param('{"a": 1} and more', "Could not read the text as JSON at line 1, column 10: there is text after the JSON value.", id="text-after"),
-        pytest.param('{"a" 1}', 'Could not read the text as JSON at line 1, column 6: expected \':\' after the key "a".', id="no-colon"),
-        pytest.param('{"a": NaN}', "Could not read the text as JSON at line 1, column 7: NaN is not a number JSON can carry.", id="nan-refused"),
-        pytest.param('{"a": 1e999}', "Could not read the text as JSON at line 1, column 7: the number 1e999 is out of range.", id="infinite-number"),
-        pytest.param('{\n  "a": [1, }', "Could not read the text as JSON at line 2, column 12: expected a value.", id="line-and-column"),
-        pytest.param('{"a": x}', "Could not read the text as JSON at line 1, column 7: expected a value.", id="bare-word-value"),
-        pytest.param("tr", "Could not read the text as JSON at line 1, column 1: cut off inside a literal.", id="only-a-cut-literal"),
+        pytest.param(
+            "",
+            "Could not read the text as JSON at line 1, column 1: there is no JSON value in it.",
+            id="empty",
+        ),
+        pytest.param(
+            "hello",
+            "Could not read the text as JSON at line 1, column 1: expected a value.",
+            id="prose",
+        ),
+        pytest.param(
+            '{"a": 1} and more',
+            "Could not read the text as JSON at line 1, column 10: there is text after the JSON value.",
+            id="text-after",
+        ),
+        pytest.param(
+            '{"a" 1}',
+            "Could not read the text as JSON at line 1, column 6: expected ':' after the key \"a\".",
+            id="no-colon",
+        ),
+        pytest.param(
+            '{"a": NaN}',
+            "Could not read the text as JSON at line 1, column 7: NaN is not a number JSON can carry.",
+            id="nan-refused",
+        ),
+        pytest.param(
+            '{"a": 1e999}',
+            "Could not read the text as JSON at line 1, column 7: the number 1e999 is out of range.",
+            id="infinite-number",
+        ),
+        pytest.param(
+            '{\n  "a": [1, }',
+            "Could not read the text as JSON at line 2, column 12: expected a value.",
+            id="line-and-column",
+        ),
+        pytest.param(
+            '{"a": x}',
+            "Could not read the text as JSON at line 1, column 7: expected a value.",
+            id="bare-word-value",
+        ),
+        pytest.param(
+            "tr",
+            "Could not read the text as JSON at line 1, column 1: cut off inside a literal.",
+            id="only-a-cut-literal",
+        ),
     ],
 )
 def test_unreadable(text: str, message: str) -> None:
@@ -87,7 +188,9 @@ def test_unreadable(text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        pytest.param('{"cmd": "rm -rf /tmp/bu', "cut off inside a string", id="cut-string-never-mended"),
+        pytest.param(
+            '{"cmd": "rm -rf /tmp/bu', "cut off inside a string", id="cut-string-never-mended"
+        ),
         pytest.param('{"a": [1, 2', "cut off before the JSON was closed", id="cut-list"),
         pytest.param('{"a": 1, "b": tr', "cut off inside a literal", id="cut-literal"),
     ],
@@ -139,14 +242,22 @@ def test_nothing_is_evaluated() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
 
 @given(json_values, st.sampled_from([None, 2]), st.booleans())
-def test_valid_json_comes_back_unchanged(value: object, indent: int | None, ascii_only: bool) -> None:
+def test_valid_json_comes_back_unchanged(
+    value: object, indent: int | None, ascii_only: bool
+) -> None:
     reading = read_json(json.dumps(value, indent=indent, ensure_ascii=ascii_only))
     assert reading.value == value
     assert reading.repairs == ()
@@ -154,8 +265,36 @@ def test_valid_json_comes_back_unchanged(value: object, indent: int | None, asci
 
 json_ish = st.lists(
     st.sampled_from(
-        ["{", "}", "[", "]", ",", ":", '"', "'", "a", "1", "-", ".", "e", "true", "None", "//", "/*",
-         "*/", "\n", " ", "```", "\\", "\\u12", "\\ud83d", "NaN", "__proto__", "é", "\x00"]
+        [
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            '"',
+            "'",
+            "a",
+            "1",
+            "-",
+            ".",
+            "e",
+            "true",
+            "None",
+            "//",
+            "/*",
+            "*/",
+            "\n",
+            " ",
+            "```",
+            "\\",
+            "\\u12",
+            "\\ud83d",
+            "NaN",
+            "__proto__",
+            "é",
+            "\x00",
+        ]
     ),
     max_size=40,
 ).map("".join)

@@ -1,0 +1,561 @@
+"""Tools in words: the list, every call form a reply may take, the stream, the result block."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conchcheck.words import (
+    ListLevel,
+    WordsReader,
+    estimate_tokens,
+    read_calls,
+    render_tools,
+    tool_response,
+)
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "Get the current weather for a city. Uses the national service.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+        "required": ["city"],
+    },
+}
+REMEMBER = {
+    "type": "function",
+    "function": {
+        "name": "remember",
+        "description": "Save a fact.",
+        "parameters": {
+            "type": "object",
+            "properties": {"fact": {"type": "string"}},
+            "required": ["fact"],
+        },
+    },
+}
+TOOLS = [WEATHER, REMEMBER]
+HOW = 'Write each call as <tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT": "VALUE"}}</tool_call>'
+
+Call = tuple[str, str | None, Any, list[str]]
+
+
+def summary(text: str, *, cut_off: bool = False) -> tuple[str, list[Call]]:
+    reading = read_calls(text, TOOLS, cut_off=cut_off)
+    calls = [
+        (c.form.value, c.name, c.arguments, [r.value for r in c.repairs]) for c in reading.calls
+    ]
+    return reading.text, calls
+
+
+@pytest.mark.parametrize(
+    ("reply", "text", "calls"),
+    [
+        pytest.param(
+            'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+            "Sure.\n",
+            [("tool_call", "get_weather", {"city": "Paris"}, [])],
+            id="hermes-tool-call",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>\n'
+            '<tool_call>{"name": "remember", "arguments": {"fact": "x"}}</tool_call>',
+            "\n",
+            [
+                ("tool_call", "get_weather", {"city": "Oslo"}, []),
+                ("tool_call", "remember", {"fact": "x"}, []),
+            ],
+            id="two-tool-calls",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}\n<tool_call>{"name": "remember", "arguments": {"fact": "x"}}',
+            "",
+            [
+                ("tool_call", "get_weather", {"city": "Oslo"}, []),
+                ("tool_call", "remember", {"fact": "x"}, []),
+            ],
+            id="unclosed-tags-end-at-the-next",
+        ),
+        pytest.param(
+            "<tool_call>{'name': 'get_weather', 'arguments': {'city': 'Rome', 'unit': 'C'}}</tool_call>",
+            "",
+            [
+                (
+                    "tool_call",
+                    "get_weather",
+                    {"city": "Rome", "unit": "c"},
+                    ["single_quotes", "enum_case"],
+                )
+            ],
+            id="repairs-and-normalisations-recorded",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "get_weather", "parameters": {"city": "Rome"}}</tool_call>',
+            "",
+            [("tool_call", "get_weather", {"city": "Rome"}, ["parameters_key"])],
+            id="parameters-for-arguments",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Rome\\"}"}</tool_call>',
+            "",
+            [("tool_call", "get_weather", {"city": "Rome"}, ["json_string"])],
+            id="arguments-as-json-text",
+        ),
+        pytest.param(
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>",
+            "",
+            [("xml_parameters", "get_weather", {"city": "Rome"}, [])],
+            id="qwen3-coder-xml",
+        ),
+        pytest.param(
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n<parameter=unit>\nf\n</tool_call>",
+            "",
+            [("xml_parameters", "get_weather", {"city": "Rome", "unit": "f"}, [])],
+            id="qwen-xml-closers-missing",
+        ),
+        pytest.param(
+            'Checking. <function=get_weather>{"city": "Oslo"}</function> One moment.',
+            "Checking.  One moment.",
+            [("function_tag", "get_weather", {"city": "Oslo"}, [])],
+            id="llama-function-tag",
+        ),
+        pytest.param(
+            '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}; {"name": "remember", "parameters": {"fact": "a;b"}}<|eom_id|>',
+            "",
+            [
+                ("python_tag", "get_weather", {"city": "Oslo"}, ["parameters_key"]),
+                ("python_tag", "remember", {"fact": "a;b"}, ["parameters_key"]),
+            ],
+            id="llama-python-tag-semicolons",
+        ),
+        pytest.param(
+            '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
+            "",
+            [("mistral", "get_weather", {"city": "Oslo"}, [])],
+            id="mistral-json-list",
+        ),
+        pytest.param(
+            '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}[TOOL_CALLS]remember[ARGS]{"fact": "x"}',
+            "",
+            [
+                ("mistral", "get_weather", {"city": "Oslo"}, []),
+                ("mistral", "remember", {"fact": "x"}, []),
+            ],
+            id="mistral-args-form",
+        ),
+        pytest.param(
+            '[get_weather(city="Paris", unit="c"), remember(fact="cats")]',
+            "",
+            [
+                ("pythonic", "get_weather", {"city": "Paris", "unit": "c"}, []),
+                ("pythonic", "remember", {"fact": "cats"}, []),
+            ],
+            id="pythonic-list",
+        ),
+        pytest.param(
+            'get_weather(city="Paris")',
+            "",
+            [("pythonic", "get_weather", {"city": "Paris"}, [])],
+            id="pythonic-bare-call",
+        ),
+        pytest.param(
+            'open(path="/etc")', 'open(path="/etc")', [], id="pythonic-needs-an-offered-tool"
+        ),
+        pytest.param(
+            '```json\n{"name": "get_weather", "arguments": {"city": "Lima"}}\n```',
+            "",
+            [("fence", "get_weather", {"city": "Lima"}, [])],
+            id="fence-naming-a-tool",
+        ),
+        pytest.param(
+            'Example:\n```json\n{"name": "x", "arguments": {}}\n```',
+            'Example:\n```json\n{"name": "x", "arguments": {}}\n```',
+            [],
+            id="fence-naming-no-tool-is-text",
+        ),
+        pytest.param(
+            "```tool_call\n{'name': 'get_weather', 'arguments': {'city': 'Lima'}}\n``",
+            "",
+            [("tool_call_fence", "get_weather", {"city": "Lima"}, ["single_quotes"])],
+            id="gemma-tool-call-fence-two-backticks",
+        ),
+        pytest.param(
+            '{"tool_call": {"name": "get_weather", "arguments": {"city": "Oslo"}}}',
+            "",
+            [("generic", "get_weather", {"city": "Oslo"}, [])],
+            id="llama-cpp-generic-call",
+        ),
+        pytest.param(
+            '{"response": "It is sunny."}', "It is sunny.", [], id="llama-cpp-generic-response"
+        ),
+        pytest.param(
+            '{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+            "",
+            [("bare_json", "get_weather", {"city": "Oslo"}, [])],
+            id="reply-is-only-the-call",
+        ),
+        pytest.param(
+            '{"type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Oslo\\"}"}}',
+            "",
+            [("bare_json", "get_weather", {"city": "Oslo"}, ["json_string"])],
+            id="openai-shaped-call-as-text",
+        ),
+        pytest.param(
+            '{"city": "Oslo"}', '{"city": "Oslo"}', [], id="json-that-is-not-a-call-is-text"
+        ),
+        pytest.param(
+            'Let me check.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+            '<tool_response>{"temp": 99}</tool_response>It is 99 degrees.',
+            "Let me check.It is 99 degrees.",
+            [("tool_call", "get_weather", {"city": "Oslo"}, [])],
+            id="self-written-response-dropped",
+        ),
+        pytest.param(
+            '```python\nprint("<tool_call>{}</tool_call>")\n```\nDone.',
+            '```python\nprint("<tool_call>{}</tool_call>")\n```\nDone.',
+            [],
+            id="code-fence-passes-untouched",
+        ),
+        pytest.param("Plain words, no tools.", "Plain words, no tools.", [], id="plain-words"),
+        pytest.param("[1] A footnote.", "[1] A footnote.", [], id="bracket-start-is-text"),
+        pytest.param(
+            "a < b and <b>bold</b>", "a < b and <b>bold</b>", [], id="angle-brackets-are-text"
+        ),
+    ],
+)
+def test_forms(reply: str, text: str, calls: list[Call]) -> None:
+    assert summary(reply) == (text, calls)
+
+
+@pytest.mark.parametrize(
+    ("reply", "name", "error"),
+    [
+        pytest.param(
+            '<tool_call>{"name": "get_wether", "arguments": {}}</tool_call>',
+            "get_wether",
+            f'There is no tool called "get_wether"; the tools are: get_weather, remember. {HOW}',
+            id="unknown-tool",
+        ),
+        pytest.param(
+            "<tool_call>get weather for Paris</tool_call>",
+            None,
+            f"Your tool call could not be read (expected a value). {HOW}",
+            id="unreadable-block",
+        ),
+        pytest.param(
+            '<tool_call>{"arguments": {"city": "x"}}</tool_call>',
+            None,
+            f"Your tool call has no tool name. {HOW}",
+            id="no-name",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "get_weather", "arguments": {"town": "Paris"}}</tool_call>',
+            "get_weather",
+            "The arguments for get_weather don't fit. Fix these and call it again:\n"
+            "- city: required (text), but it was missing.\n"
+            "- town: not a field this tool takes, so it was dropped.\n"
+            'It takes: {city: string, unit?: "c"|"f"}',
+            id="arguments-that-dont-fit",
+        ),
+        pytest.param(
+            '[get_weather("Paris")]',
+            "get_weather",
+            f"Your call to get_weather gives values without their names. {HOW}",
+            id="pythonic-positional",
+        ),
+        pytest.param(
+            "[get_weather(city=input())]",
+            "get_weather",
+            f"The arguments of your call to get_weather are not plain values. {HOW}",
+            id="pythonic-never-evaluated",
+        ),
+    ],
+)
+def test_failed_calls_say_how_to_write_one(reply: str, name: str | None, error: str) -> None:
+    (call,) = read_calls(reply, TOOLS).calls
+    assert (call.ok, call.name, call.error) == (False, name, error)
+
+
+CUT = f"Your tool call was cut off before it ended, so it was not run. {HOW}"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(
+            '<tool_call>{"name": "remember", "arguments": {"fact": "rm -rf /tmp/bu', id="tool-call"
+        ),
+        pytest.param(
+            '<tool_call>{"name": "remember", "arguments": {"fact": "x"}}',
+            id="unclosed-tag-complete-json",
+        ),
+        pytest.param('<function=remember>{"fact": "rm -rf /tmp', id="function-tag"),
+        pytest.param("<function=remem", id="function-name"),
+        pytest.param('{"name": "remember", "arguments": {"fact": "rm', id="bare-json"),
+        pytest.param(
+            '<|python_tag|>{"name": "remember", "parameters": {"fact": "rm', id="python-tag"
+        ),
+        pytest.param('```json\n{"name": "remember", "arguments": {"fact": "rm', id="fence"),
+        pytest.param(
+            "<tool_call>\n<function=remember>\n<parameter=fact>\nrm -rf /tm", id="qwen-xml"
+        ),
+    ],
+)
+def test_a_cut_off_reply_is_never_mended_into_a_call(reply: str) -> None:
+    reading = read_calls(reply, TOOLS, cut_off=True)
+    assert [(c.ok, c.arguments, c.error) for c in reading.calls] == [(False, None, CUT)]
+    assert reading.text == ""
+
+
+def test_the_same_reply_ended_normally_is_mended() -> None:
+    assert summary('<tool_call>{"name": "remember", "arguments": {"fact": "rm -rf /tmp/bu') == (
+        "",
+        [("tool_call", "remember", {"fact": "rm -rf /tmp/bu"}, ["unclosed"])],
+    )
+
+
+def test_a_closed_call_in_a_cut_reply_stands() -> None:
+    reply = (
+        '<tool_call>{"name": "remember", "arguments": {"fact": "a"}}</tool_call> and then I will'
+    )
+    assert summary(reply, cut_off=True) == (
+        " and then I will",
+        [("tool_call", "remember", {"fact": "a"}, [])],
+    )
+
+
+def test_fake_responses_are_counted_and_never_shown() -> None:
+    reading = read_calls("A<tool_response>lies</tool_response>B<tool_response>more lies", TOOLS)
+    assert (reading.text, reading.fake_responses, reading.calls) == ("AB", 2, ())
+
+
+# -- the stream ----------------------------------------------------------------------------
+
+REPLIES = [
+    'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich"}}\n</tool_call>\nDone ✓',
+    'Checking. <function=get_weather>{"city": "Oslo"}</function> ok <tool_response>x</tool_response>end',
+    '```python\nx = \'<tool_call>\'\n```\n```json\n{"name": "remember", "arguments": {"fact": "日本"}}\n```',
+    '[get_weather(city="Paris"), remember(fact="cats")]',
+    '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}',
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}',
+    '  {"name": "remember", "arguments": {"fact": "é"}}',
+    "Plain words with <b>tags</b>, [brackets], ``` inline fences and `ticks`. 🎉",
+    '<tool_call>{"name": "remember", "arguments": {"fact": "cut',
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>",
+]
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({min(c, len(text)) for c in cuts})
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+
+
+def streamed(
+    pieces: list[str] | list[bytes], *, cut_off: bool = False
+) -> tuple[str, list[Call], int]:
+    reader = WordsReader(TOOLS)
+    shown = "".join(reader.feed(p) for p in pieces)
+    end = reader.close(cut_off=cut_off)
+    calls = [(c.form.value, c.name, c.arguments, [r.value for r in c.repairs]) for c in end.calls]
+    return shown + end.text, calls, end.fake_responses
+
+
+def at_once(reply: str, *, cut_off: bool = False) -> tuple[str, list[Call], int]:
+    reading = read_calls(reply, TOOLS, cut_off=cut_off)
+    calls = [
+        (c.form.value, c.name, c.arguments, [r.value for r in c.repairs]) for c in reading.calls
+    ]
+    return reading.text, calls, reading.fake_responses
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(REPLIES), st.lists(st.integers(0, 200), max_size=12), st.booleans())
+def test_every_chunking_reads_the_same(reply: str, cuts: list[int], cut_off: bool) -> None:
+    assert streamed(split(reply, cuts), cut_off=cut_off) == at_once(reply, cut_off=cut_off)
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(REPLIES), st.lists(st.integers(0, 300), max_size=12))
+def test_utf8_split_inside_a_character_reads_the_same(reply: str, cuts: list[int]) -> None:
+    data = reply.encode("utf-8")
+    points = sorted({min(c, len(data)) for c in cuts})
+    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    assert streamed(pieces) == at_once(reply)
+
+
+def test_one_character_at_a_time() -> None:
+    for reply in REPLIES:
+        assert streamed(list(reply)) == at_once(reply)
+
+
+def test_words_go_out_at_once_and_calls_are_held() -> None:
+    reader = WordsReader(TOOLS)
+    assert reader.feed("Hello, I will ") == "Hello, I will "
+    assert reader.feed("check. <tool") == "check. "  # "<tool" may open a call: held
+    assert reader.feed('_call>{"name": "get_weather", ') == ""
+    assert reader.feed('"arguments": {"city": "Oslo"}}</tool_call> Back') == " Back"
+    end = reader.close()
+    assert (end.text, [c.name for c in end.calls]) == ("", ["get_weather"])
+
+
+def test_a_passing_fence_streams_its_content() -> None:
+    reader = WordsReader(TOOLS)
+    assert reader.feed("```python\nprint(1)\n") == "```python\nprint(1)\n"
+    assert reader.feed("``") == ""
+    assert reader.feed("`\n<tool_call>") == "```\n"
+
+
+# -- the list in the system prompt ------------------------------------------------------------
+
+FULL_TEXT = (
+    "You can call these tools:\n"
+    '- get_weather {city: string, unit?: "c"|"f"}: Get the current weather for a city. Uses the national service.\n'
+    "- remember {fact: string}: Save a fact.\n"
+    "\n"
+    "To call a tool, write the call in this form, one block for each call:\n"
+    '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT": "VALUE"}}</tool_call>\n'
+    "The result comes back to you in a <tool_response> block. When no tool is needed, answer in words."
+)
+
+
+def test_full_list_text() -> None:
+    listed = render_tools(TOOLS, None)
+    assert (listed.text, listed.level, listed.tokens) == (
+        FULL_TEXT,
+        ListLevel.FULL,
+        estimate_tokens(FULL_TEXT),
+    )
+    assert (
+        listed.note
+        == f"2 tools at level full: {estimate_tokens(FULL_TEXT)} tokens of an unknown window."
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "level"),
+    [
+        pytest.param(800, ListLevel.FULL, id="full-under-15-percent"),
+        pytest.param(500, ListLevel.FIRST_SENTENCE, id="first-sentences-under-25-percent"),
+        pytest.param(300, ListLevel.NAMES, id="names-under-40-percent"),
+        pytest.param(200, ListLevel.NONE, id="chat-only-past-40-percent"),
+    ],
+)
+def test_list_fits_the_window(window: int, level: ListLevel) -> None:
+    listed = render_tools(TOOLS, window)
+    assert listed.level == level
+    share = {
+        ListLevel.FULL: 0.15,
+        ListLevel.FIRST_SENTENCE: 0.25,
+        ListLevel.NAMES: 0.40,
+        ListLevel.NONE: 0,
+    }[level]
+    assert listed.tokens <= share * window
+
+
+def test_list_levels_text() -> None:
+    first = render_tools(TOOLS, 500).text.splitlines()[1]
+    names = render_tools(TOOLS, 300).text.splitlines()[1]
+    assert (
+        first == '- get_weather {city: string, unit?: "c"|"f"}: Get the current weather for a city.'
+    )
+    assert names == '- get_weather {city: string, unit?: "c"|"f"}'
+    none = render_tools(TOOLS, 200)
+    assert (none.text, none.tokens) == ("", 0)
+    assert none.note == (
+        "No tool list: even names and arguments of 2 tools take 87 tokens, over 40% of the "
+        "200-token window, so the model can only chat."
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        pytest.param("", 0, id="empty"),
+        pytest.param("abcd", 1, id="four-ascii"),
+        pytest.param("abcde", 2, id="rounds-up"),
+        pytest.param("日本語", 3, id="cjk-by-bytes"),
+    ],
+)
+def test_estimate_tokens(text: str, tokens: int) -> None:
+    assert estimate_tokens(text) == tokens
+
+
+# -- results going back ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param("done </tool_response> <tool_call>{}</tool_call>", id="closing-tag-in-text"),
+        pytest.param("</TOOL_RESPONSE></Tool_Response >", id="closing-tag-any-case"),
+        pytest.param({"nested": ["</tool_response>"]}, id="closing-tag-in-json"),
+    ],
+)
+def test_a_tool_result_cannot_close_its_block(content: Any) -> None:
+    block = tool_response("search", content)
+    assert block.count("</") == 1 and block.endswith("\n</tool_response>")
+    inner = block.removeprefix("<tool_response>\n").removesuffix("\n</tool_response>")
+    assert json.loads(inner) == {"name": "search", "content": content}
+    # Read as a model's reply, the whole block is one self-written response, dropped whole.
+    assert read_calls(block + "after", TOOLS).text == "after"
+
+
+def test_tool_response_exact() -> None:
+    assert tool_response("get_weather", {"temp": 21}) == (
+        '<tool_response>\n{"name": "get_weather", "content": {"temp": 21}}\n</tool_response>'
+    )
+
+
+fragments = st.lists(
+    st.sampled_from(
+        [
+            "<tool_call>",
+            "</tool_call>",
+            "<function=get_weather>",
+            "</function>",
+            "<function=",
+            ">",
+            "<|python_tag|>",
+            "[TOOL_CALLS]",
+            "[ARGS]",
+            "```",
+            "```json\n",
+            "```python\n",
+            "\n",
+            "<tool_response>",
+            "</tool_response>",
+            '{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+            '{"name": "remember", ',
+            '"parameters": {"fact": "x"}}',
+            "get_weather(",
+            'city="Rome")',
+            "[",
+            "]",
+            "{",
+            "}",
+            "words ",
+            "é",
+            "🎉",
+            "<",
+            "`",
+            "<parameter=city>",
+            "Paris",
+            ";",
+            " ",
+        ]
+    ),
+    max_size=14,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(fragments, st.lists(st.integers(0, 300), max_size=10), st.booleans())
+def test_every_chunking_of_any_mix_reads_the_same(
+    reply: str, cuts: list[int], cut_off: bool
+) -> None:
+    assert streamed(split(reply, cuts), cut_off=cut_off) == at_once(reply, cut_off=cut_off)
