@@ -1,0 +1,5 @@
+"""``python -m conchcheck``."""
+
+from conchcheck.cli import main
+
+main()
