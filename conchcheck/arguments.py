@@ -6,6 +6,7 @@ the normalised arguments still go through the full strict check.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -402,11 +403,12 @@ _WAIVED = frozenset(
 def _check(
     value: Any, schema: Mapping[str, Any]
 ) -> tuple[tuple[Problem, ...], bool, tuple[str, ...]]:
+    validator = _validator(schema)
     try:
-        cls = validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(dict(schema))
+        if validator is None:
+            raise ValueError("no validator")
         # Whole-object errors (a missing field) first, then fields in the schema's order.
-        errors = sorted(cls(schema).iter_errors(value), key=lambda e: len(e.path) > 0)
+        errors = sorted(validator.iter_errors(value), key=lambda e: len(e.path) > 0)
     except Exception:
         # A schema jsonschema cannot use (unknown type, remote $ref, malformed) must never
         # turn a valid call into a refusal: the call goes through unchecked, and says so.
@@ -415,7 +417,7 @@ def _check(
     waived: list[str] = []
     seen: set[str] = set()
     for error in errors:
-        if error.validator in _WAIVED and _simple(error.schema)[0] is None:  # type: ignore[arg-type]
+        if error.validator in _WAIVED and _simple(error.schema)[0] is None:
             waived.append(f"{_field(error.absolute_path) or '(arguments)'}: {error.message}")
             continue
         for problem in _describe(error):
@@ -423,6 +425,30 @@ def _check(
                 seen.add(problem.line)
                 problems.append(problem)
     return tuple(problems), True, tuple(waived)
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    try:
+        canonical = json.dumps(schema)  # key order kept: it orders the messages
+    except (TypeError, ValueError):
+        return _build_validator(schema)
+    return _cached_validator(canonical)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_validator(canonical: str) -> Any:
+    # Checking a schema against its metaschema costs about a millisecond; a probe checks
+    # the same few schemas thousands of times (bench/reader.py, read_arguments rows).
+    return _build_validator(json.loads(canonical))
+
+
+def _build_validator(schema: Mapping[str, Any]) -> Any:
+    try:
+        cls = validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(dict(schema))
+        return cls(schema)
+    except Exception:
+        return None
 
 
 def _field(path: Any) -> str:

@@ -1,0 +1,168 @@
+"""The command line: exact JSON on stdout, one-line errors on stderr, documented exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conchcheck.cli import app
+from conchcheck.dialects import to_dialect
+
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
+runner = CliRunner()
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_read_a_reply_with_tools_as_json() -> None:
+    code, out, _ = run(
+        "read", str(EXAMPLES / "reply.txt"), "--tools", str(EXAMPLES / "tools.json"), "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["fake_responses"] == 1
+    assert data["text"].strip() == "Let me look that up."
+    (call,) = data["calls"]
+    assert (call["form"], call["name"], call["arguments"], call["error"]) == (
+        "tool_call",
+        "search_mail",
+        {"query": "invoice", "limit": 5, "order": "newest"},
+        None,
+    )
+    assert call["repairs"] == [
+        "single_quotes",
+        "trailing_comma",
+        "number_from_text",
+        "enum_case",
+        "dropped_field",
+    ]
+
+
+def test_read_arguments_that_dont_fit_exits_1_with_the_message() -> None:
+    code, out, _ = run(
+        "read",
+        str(EXAMPLES / "arguments.txt"),
+        "--schema",
+        str(EXAMPLES / "search_mail.schema.json"),
+        "--name",
+        "search_mail",
+        "--json",
+    )
+    assert code == 1
+    assert json.loads(out)["message"] == (
+        "The arguments for search_mail don't fit. Fix these and call it again:\n"
+        "- query: required (text), but it was missing.\n"
+        '- limit: expected a number, got the text "ten".\n'
+        '- order: expected one of "newest", "oldest", got the text "latest".\n'
+        'It takes: {query: string, limit?: integer, order?: "newest"|"oldest"}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("stdin", "code", "data"),
+    [
+        pytest.param(
+            "{'a': 1,}",
+            0,
+            {"value": {"a": 1}, "repairs": ["single_quotes", "trailing_comma"]},
+            id="mended",
+        ),
+        pytest.param(
+            "not json",
+            1,
+            {
+                "readable": False,
+                "reason": "expected a value",
+                "message": "Could not read the text as JSON at line 1, column 1: expected a value.",
+            },
+            id="unreadable-exits-1",
+        ),
+    ],
+)
+def test_read_plain_json_from_stdin(stdin: str, code: int, data: object) -> None:
+    assert run("read", "--json", stdin=stdin)[:2] == (code, json.dumps(data, indent=2) + "\n")
+
+
+def test_cut_off_is_never_mended() -> None:
+    code, out, _ = run("read", "--cut-off", "--json", stdin='{"cmd": "rm -rf /tmp/bu')
+    assert (code, json.loads(out)["reason"]) == (1, "cut off inside a string")
+
+
+def test_dialect_prints_the_converted_schema() -> None:
+    code, out, _ = run("dialect", str(EXAMPLES / "schema.json"), "--to", "strict")
+    assert code == 0
+    schema = json.loads((EXAMPLES / "schema.json").read_text())
+    assert json.loads(out) == to_dialect(schema, "strict")
+    assert "additionalProperties" not in out and "$schema" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        pytest.param(
+            ("read", "missing.txt"),
+            "conchcheck: missing.txt: no such file.\nCheck the path.\n",
+            id="missing-file",
+        ),
+        pytest.param(
+            ("dialect", "SCHEMA", "--to", "gemni"),
+            "conchcheck: Unknown schema dialect 'gemni'. Choose one of: permissive, gemini, anthropic, strict.\nDid you mean 'gemini'?\n",
+            id="unknown-family",
+        ),
+        pytest.param(
+            ("dialect", "BAD", "--to", "strict"),
+            "conchcheck: BAD:2: not JSON: Expecting property name enclosed in double quotes (column 1).\n",
+            id="not-json-with-line",
+        ),
+        pytest.param(
+            ("dialect", "LIST", "--to", "strict"),
+            "conchcheck: LIST:1: $: a schema must be a JSON object, not a list.\n",
+            id="schema-not-an-object",
+        ),
+        pytest.param(
+            ("read", "-", "--tools", "TOOLS"),
+            "conchcheck: TOOLS:3: $[1]: A tool must have a 'name' (text), in the plain form or under 'function'.\n",
+            id="tool-without-name-with-line",
+        ),
+        pytest.param(
+            ("read", "-", "--tools", "SCHEMA", "--schema", "SCHEMA"),
+            "conchcheck: Give --tools or --schema, not both.\n",
+            id="both-flags",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], stderr: str
+) -> None:
+    files = {
+        "SCHEMA": (EXAMPLES / "schema.json").read_text(),
+        "BAD": "{\n[",
+        "LIST": "[]",
+        "TOOLS": '[\n  {"name": "ok"},\n  {"description": "no name"}\n]',
+    }
+    paths = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        paths[name] = str(tmp_path / name)
+    argv = [paths.get(a, a) for a in args]
+    code, _, err = run(*argv, stdin="{}")
+    assert code == 2
+    assert err.replace(str(tmp_path) + "/", "") == stderr
+
+
+def test_python_dash_m_and_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "conchcheck", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "conchcheck 0.1.0\n")
