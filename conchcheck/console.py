@@ -116,6 +116,9 @@ def show_calls(reading: WordsReading) -> None:
         )
     out.print(table)
     for number, call in enumerate(reading.calls, 1):
+        if call.reading and call.reading.dropped:
+            dropped = ", ".join(call.reading.dropped)
+            out.print(f"Call {number}: dropped fields the tool does not take: {escape(dropped)}")
         if call.error:
             out.print(
                 Panel(
