@@ -17,7 +17,9 @@ import yaml
 
 from conchcheck.refusals import classify
 
-VECTORS = yaml.safe_load((Path(__file__).parent.parent / "tests" / "data" / "refusals.yaml").read_text())
+VECTORS = yaml.safe_load(
+    (Path(__file__).parent.parent / "tests" / "data" / "refusals.yaml").read_text()
+)
 
 
 def best(fn: Callable[[], object], repeat: int = 5) -> float:
