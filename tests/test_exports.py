@@ -1,0 +1,27 @@
+"""The package's import surface is exactly its ``__all__`` (httpx's test_exported_members)."""
+
+from __future__ import annotations
+
+import conchcheck
+
+
+def test_exported_members() -> None:
+    public = {name for name in dir(conchcheck) if not name.startswith("_")} - {
+        "annotations",
+        "arguments",
+        "dialects",
+        "errors",
+        "refusals",
+        "repair",
+        "tools",
+        "words",
+        "wordforms",
+    }
+    assert set(conchcheck.__all__) - {"__version__"} == public
+    assert conchcheck.__all__ == sorted(conchcheck.__all__)
+
+
+def test_everything_exported_has_a_docstring() -> None:
+    for name in conchcheck.__all__:
+        if name != "__version__":
+            assert getattr(conchcheck, name).__doc__, name
