@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 from jsonschema.validators import validator_for
 
-from conchcheck.repair import Repair, Unreadable, read_json
+from conchcheck.repair import MAX_DEPTH, Repair, Unreadable, depth_of, read_json
 from conchcheck.tools import signature
 
 MAX_UNWRAP = 3
@@ -145,6 +145,9 @@ def _unwrap(
     raw: Any, schema: Mapping[str, Any], repairs: list[Repair | Normalisation], *, cut_off: bool
 ) -> Any:
     value = raw
+    if isinstance(raw, (dict, list)) and depth_of(raw) > MAX_DEPTH:
+        # Providers that send arguments as an object (Ollama) parse them with no depth limit.
+        raise Unreadable(f"it is nested deeper than {MAX_DEPTH} levels")
     if isinstance(raw, str):
         if not raw.strip():
             # Several servers send "" for a tool that takes no arguments.

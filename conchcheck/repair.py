@@ -92,7 +92,7 @@ def read_json(
     else:
         # Counting brackets runs in C; only text with more of them than the limit needs a walk.
         nested = isinstance(value, (dict, list))
-        if nested and text.count("{") + text.count("[") > max_depth and _depth(value) > max_depth:
+        if nested and text.count("{") + text.count("[") > max_depth and depth_of(value) > max_depth:
             raise Unreadable(f"it is nested deeper than {max_depth} levels")
         return Reading(value)
     return _Parser(text, mend_unclosed=mend_unclosed, max_depth=max_depth).read()
@@ -114,9 +114,12 @@ def _finite(text: str) -> float:
 _INFINITY = float("inf")
 
 
-def _depth(value: Any) -> int:
+def depth_of(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (a scalar is 0, ``[]`` is 1)."""
     # Level by level, keeping only containers: about half the cost of json.loads itself
     # (bench/reader.py), and only paid by text with more brackets than the limit.
+    if type(value) is not dict and type(value) is not list:
+        return 0
     level, depth = [value], 0
     while level:
         depth += 1

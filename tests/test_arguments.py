@@ -539,3 +539,23 @@ def test_any_text_gives_a_result(raw: str) -> None:
     assert result.ok or result.message.endswith(
         'It takes: {path: string, recursive?: boolean, depth?: integer, mode?: "read"|"list", ids?: integer[]}'
     )
+
+
+def test_a_depth_bomb_sent_as_an_object_is_refused() -> None:
+    bomb: dict[str, Any] = {}
+    node = bomb
+    for _ in range(500):
+        node["a"] = {}
+        node = node["a"]
+    result = read_arguments(bomb, {"type": "object"})
+    assert (result.ok, result.arguments) == (False, None)
+    assert (
+        result.problems[0].line
+        == "(arguments): could not be read as JSON (it is nested deeper than 64 levels)."
+    )
+
+
+def test_a_size_bomb_is_refused() -> None:
+    result = read_arguments('{"q": "' + "x" * (1 << 20) + '"}', SEARCH_MAIL)
+    assert result.problems[0].kind == ProblemKind.UNREADABLE
+    assert "over the limit of 1048576" in result.problems[0].line
