@@ -325,25 +325,29 @@ class WordsReader:
 
     def _header_step(self, text: str, out: list[str]) -> str | None:
         fence = self._state == _State.FENCE_INFO
-        end = text.find("\n" if fence else ">")
-        if end < 0:
-            self._header += text
-            limit = _MAX_FENCE_INFO if fence else _MAX_FUNCTION_NAME
-            if len(self._header) <= limit and (fence or "\n" not in self._header):
-                return None
-            # Not a fence opening or a function tag after all: plain words.
-            out.append(("```" if fence else "<function=") + self._header)
-            self._state, self._header = _State.TEXT, ""
+        opener, limit = ("```", _MAX_FENCE_INFO) if fence else ("<function=", _MAX_FUNCTION_NAME)
+        # The header is bounded by ``limit``, so joining it to each chunk stays linear.
+        header = self._header + text
+        end = header.find("\n" if fence else ">")
+        newline = end if fence else header.find("\n")
+        broken = 0 <= newline < (end if end >= 0 else len(header)) if not fence else False
+        if end < 0 and len(header) <= limit and not broken:
+            self._header = header
             return None
-        self._header += text[:end]
-        if fence:
-            held = self._header.strip().lower() in _HELD_FENCES
-            self._state = _State.FENCE_HELD if held else _State.FENCE_PASS
-            if not held:
-                out.append("```" + self._header + "\n")
-        else:
+        if end < 0 or end > limit or broken:
+            # Not a fence opening or a function tag after all: plain words, read again as such.
+            out.append(opener)
+            self._state, self._header = _State.TEXT, ""
+            return header
+        self._header = header[:end]
+        if not fence:
             self._state = _State.FUNCTION
-        return text[end + 1 :] or None
+        elif self._header.strip().lower() in _HELD_FENCES:
+            self._state = _State.FENCE_HELD
+        else:
+            self._state = _State.FENCE_PASS
+            out.append("```" + self._header + "\n")
+        return header[end + 1 :] or None
 
     def _pass_fence(self, text: str, out: list[str]) -> str | None:
         window = self._pending + text

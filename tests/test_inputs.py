@@ -40,11 +40,16 @@ def test_tools_under_a_key(tmp_path: Path) -> None:
     path.write_text(TEXT)
     with pytest.raises(InputError) as caught:
         load_tools(path)
-    assert str(caught.value) == f"{path}:4: $.tools[1]: A tool must have a 'name' (text), in the plain form or under 'function'."
+    assert (
+        str(caught.value)
+        == f"{path}:4: $.tools[1]: A tool must have a 'name' (text), in the plain form or under 'function'."
+    )
 
 
 def test_tools_not_a_list(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text('{"tools": 3}')
-    with pytest.raises(InputError, match=r"t.json:1: \$.tools: expected a list of tools, got a number."):
+    with pytest.raises(
+        InputError, match=r"t.json:1: \$.tools: expected a list of tools, got a number."
+    ):
         load_tools(path)
