@@ -5,9 +5,10 @@ This module is the supported import surface; everything the CLI does is callable
 
 from __future__ import annotations
 
-from conchcheck.arguments import ArgumentsResult, Problem, read_arguments
+from conchcheck.arguments import ArgumentsResult, read_arguments
 from conchcheck.dialects import Dialect, to_dialect, unwrap_arguments
 from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
+from conchcheck.problems import Problem
 from conchcheck.refusals import Refusal, RefusalKind, classify
 from conchcheck.repair import Reading, Repair, Unreadable, read_json
 from conchcheck.tools import Tool, as_tool, signature

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 from urllib.parse import unquote
 
 from conchcheck.errors import UnknownDialectError
+from conchcheck.schemas import resolve_ref
 
 
 class Dialect(str, Enum):
@@ -63,7 +63,6 @@ _TOO_DEEP = "Nested too deep; deeper levels omitted."
 _TOO_LARGE = "Schema too large; deeper levels omitted."
 _LIST = (list, tuple)  # JSON arrays; tuples too, for schemas built in Python
 _SCHEMA = (Mapping, bool)
-_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 def to_dialect(schema: Mapping[str, Any], family: str | Dialect) -> dict[str, Any]:
@@ -142,7 +141,7 @@ class _Converter:
             return self.stub(schema, _TOO_DEEP), refs
         parts = [{k: v for k, v in schema.items() if k not in ("$ref", "allOf")}]
         ref = schema.get("$ref")
-        target = _resolve(self.root, ref) if isinstance(ref, str) else None
+        target = resolve_ref(self.root, ref) if isinstance(ref, str) else None
         if isinstance(ref, str) and target is not None:
             # Gemini rejects $ref ("Unknown name \"ref\"", S04), so it is inlined; recursion is cut.
             if refs.count(ref) >= REF_DEPTH_LIMIT or self.nodes > MAX_NODES:
@@ -159,7 +158,7 @@ class _Converter:
     def stub(self, node: Mapping[str, Any], note: str) -> dict[str, Any]:
         """A typed leaf standing for a node that is not expanded further."""
         ref = node.get("$ref")
-        target = _as_schema(_resolve(self.root, ref) if isinstance(ref, str) else None)
+        target = _as_schema(resolve_ref(self.root, ref) if isinstance(ref, str) else None)
         basis = node if "type" in node or not target else target
         kind = _infer_type(basis, self.gemini)
         description = _text(node.get("description")) or _text(target.get("description"))
@@ -349,23 +348,6 @@ def _merge(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             elif key in _UPPER and _is_number(old) and _is_number(value):
                 out[key] = min(old, value)
     return out
-
-
-def _resolve(root: Mapping[str, Any], ref: str) -> Any:
-    """The node a local JSON pointer names, or None when it names nothing."""
-    pointer = unquote(ref[1:])
-    if not ref.startswith("#") or (pointer and not pointer.startswith("/")):
-        return None  # remote refs and $anchor names are not followed: treated as dangling
-    node: Any = root
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, _LIST) and _INDEX.fullmatch(token) and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
 
 
 def _rebase(node: Any) -> Any:

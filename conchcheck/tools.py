@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conchcheck.errors import InputError
+from conchcheck.schemas import resolve_ref
 
 SIGNATURE_DEPTH = 3
 """Nested objects deeper than this are written as ``object`` in a signature."""
@@ -70,14 +71,9 @@ class _Signature:
         ref = node.get("$ref")
         if not isinstance(ref, str):
             return node
-        if ref in self.seen_refs or not ref.startswith("#"):
+        if ref in self.seen_refs:
             return None
-        target: Any = self.root
-        for part in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, Mapping) or part not in target:
-                return None
-            target = target[part]
+        target = resolve_ref(self.root, ref)
         return target if isinstance(target, Mapping) else None
 
     def render(self, node: Any, depth: int) -> str:

@@ -11,6 +11,8 @@ PACKAGE = Path(__file__).parent.parent / "conchcheck"
 PURE = {
     "repair",
     "arguments",
+    "problems",
+    "schemas",
     "words",
     "wordforms",
     "dialects",
