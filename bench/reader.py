@@ -10,25 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable
+
+from timing import best
 
 from conchcheck.arguments import read_arguments
 from conchcheck.repair import read_json
 from conchcheck.words import WordsReader, read_calls
 
 QUICK = "--quick" in sys.argv
-REPEAT = 3 if QUICK else 7
-
-
-def best(fn: Callable[[], object], *, repeat: int = REPEAT) -> float:
-    """Best wall time of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def payload(size: int) -> dict[str, object]:

@@ -9,26 +9,16 @@ measured in the same run, so a quadratic regex shows as a ratio that grows with 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from timing import best
 
 from conchcheck.refusals import classify
 
 VECTORS = yaml.safe_load(
     (Path(__file__).parent.parent / "tests" / "data" / "refusals.yaml").read_text()
 )
-
-
-def best(fn: Callable[[], object], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def hostile(size: int) -> dict[str, str]:
