@@ -1,0 +1,1 @@
+"""The wire layer: one adapter per chat API family, the provider registry, catalogues, HTTP."""

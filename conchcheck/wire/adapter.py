@@ -1,0 +1,138 @@
+"""The interface every chat API adapter implements: neutral request in, wire data out, and back.
+
+Adapters translate data only. They never see a client or a socket, so their tests are
+dict-in, dict-out tables; ``conchcheck.wire.transport`` does the HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from conchcheck.chat import ChatRequest, Finding, Reply
+from conchcheck.errors import ConchcheckError
+
+RAW_LIMIT = 4000
+"""Characters of a body or stream kept in ``Reply.raw`` for the report."""
+
+
+class Framing(str, Enum):
+    """How a streamed reply is cut into events."""
+
+    SSE = "sse"
+    NDJSON = "ndjson"
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One HTTP request, ready to send. ``secret_headers`` name the headers holding a key."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any] | None = None
+    stream: bool = False
+    secret_headers: frozenset[str] = field(default_factory=frozenset)
+
+    def redacted_headers(self) -> dict[str, str]:
+        """The headers with every key replaced by ``[redacted]``."""
+        secret = {name.lower() for name in self.secret_headers}
+        return {k: "[redacted]" if k.lower() in secret else v for k, v in self.headers.items()}
+
+
+class ShapeKind(str, Enum):
+    """How a 2xx reply failed to be the shape its provider documents."""
+
+    NOT_JSON = "not_json"
+    HTML_PAGE = "html_page"
+    EMPTY_CHOICES = "empty_choices"
+    UNEXPECTED_SHAPE = "unexpected_shape"
+    STREAM_UNTERMINATED = "stream_unterminated"
+    EMPTY_STREAM = "empty_stream"
+
+
+class WireShapeError(ConchcheckError):
+    """A 2xx reply that is not the shape its provider documents (kept as a value in results).
+
+    ``partial`` holds what could be read, as evidence (a stream cut before its terminator).
+    """
+
+    def __init__(self, kind: ShapeKind, message: str, partial: Reply | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.partial = partial
+
+
+class StreamReducer(ABC):
+    """Merges the events of one streamed reply into a ``Reply``."""
+
+    @abstractmethod
+    def feed(self, data: str, event: str = "message") -> None:
+        """Take one event: its data (an SSE ``data:`` payload or an NDJSON line) and name."""
+
+    @abstractmethod
+    def finish(self, *, terminated: bool) -> Reply:
+        """The whole reply; ``terminated`` says the stream ended the documented way."""
+
+
+class ChatAdapter(ABC):
+    """Translates between conchcheck's neutral chat exchange and one chat API's wire format."""
+
+    api: ClassVar[str]
+    framing: ClassVar[Framing]
+
+    @abstractmethod
+    def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
+        """The HTTP request for ``request``; ``key`` goes only into the auth header."""
+
+    @abstractmethod
+    def parse(self, body: bytes) -> Reply:
+        """A non-streamed 2xx body as a ``Reply``; raises ``WireShapeError`` on a wrong shape."""
+
+    @abstractmethod
+    def reducer(self) -> StreamReducer:
+        """A fresh reducer for one streamed reply."""
+
+
+_MARKERS = ("<tool_call>", "<function=", "<|python_tag|>", "[TOOL_CALLS]", "<tool_response>")
+
+
+def marker_findings(text: str) -> tuple[Finding, ...]:
+    """A finding when a native reply's text holds tool-call markers (a call left as text).
+
+    vLLM's parsers leave an unparsed call in ``content`` with ``finish_reason: stop``
+    (provider-facts N09; vllm-project/vllm#21571): the call never reaches the client.
+    """
+    found = [marker for marker in _MARKERS if marker in text]
+    if not found:
+        return ()
+    return (Finding("call_markers_in_text", f"the text holds {', '.join(found)}"),)
+
+
+def parse_json(body: bytes) -> Any:
+    """A 2xx body as JSON, or ``WireShapeError`` saying what it was instead."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        head = text.lstrip()[:200].lower()
+        if head.startswith(("<!doctype", "<html")) or "<body" in head:
+            raise WireShapeError(
+                ShapeKind.HTML_PAGE,
+                f"The provider answered 2xx with an HTML page: {trim(text, 200)}",
+            ) from None
+        raise WireShapeError(
+            ShapeKind.NOT_JSON,
+            f"The provider answered 2xx with a body that is not JSON: {trim(text, 200)}",
+        ) from None
+
+
+def trim(text: str, limit: int = RAW_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"

@@ -1,0 +1,310 @@
+"""OpenAI-compatible chat completions (``/chat/completions``).
+
+Spoken by OpenAI, OpenRouter, Gemini's OpenAI-compatible endpoint, Ollama's ``/v1``,
+llama.cpp's server, vLLM, LM Studio, Groq, Together, Mistral, DeepSeek, xAI and any
+``--base-url``. Quirks are recorded as findings on the reply, never as crashes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from conchcheck.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
+)
+from conchcheck.refusals import classify
+from conchcheck.wire.adapter import (
+    ChatAdapter,
+    Framing,
+    ShapeKind,
+    StreamReducer,
+    WireRequest,
+    WireShapeError,
+    marker_findings,
+    parse_json,
+    trim,
+)
+
+_FINISH = {
+    "stop": Finish.STOP,
+    "tool_calls": Finish.TOOL_CALLS,
+    "function_call": Finish.TOOL_CALLS,
+    "length": Finish.LENGTH,
+    "content_filter": Finish.CONTENT_FILTER,
+    "error": Finish.ERROR,
+}
+
+
+class OpenAIAdapter(ChatAdapter):
+    """The chat completions API, with tools as ``{"type": "function", "function": {…}}``."""
+
+    api: ClassVar[str] = "openai"
+    framing: ClassVar[Framing] = Framing.SSE
+
+    def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
+        """A POST to ``{base_url}/chat/completions``; the key as a bearer token."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": [_message(m) for m in request.messages],
+        }
+        if request.tools:
+            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+        if request.tool_choice is not None:
+            choice = request.tool_choice
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": choice.name}}
+                if choice.mode is ChoiceMode.TOOL
+                else choice.mode.value
+            )
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        headers = {"content-type": "application/json"}
+        if request.stream:
+            headers["accept"] = "text/event-stream"
+        secret: frozenset[str] = frozenset()
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+            secret = frozenset({"authorization"})
+        url = base_url.rstrip("/") + "/chat/completions"
+        return WireRequest("POST", url, headers, body, request.stream, secret)
+
+    def parse(self, body: bytes) -> Reply:
+        """A chat completion; ``choices[0].message`` holds the text and the calls."""
+        data = parse_json(body)
+        raw = trim(body.decode("utf-8", errors="replace"))
+        if not isinstance(data, dict):
+            raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, f"Expected a JSON object: {raw[:200]}")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise WireShapeError(ShapeKind.EMPTY_CHOICES, f"The reply has no choices: {raw[:200]}")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, "choices[0] has no message object.")
+        findings: list[Finding] = []
+        text = _content(message.get("content"), findings)
+        calls = []
+        for index, item in enumerate(message.get("tool_calls") or []):
+            call = _call(item, index, findings)
+            if call is not None:
+                calls.append(call)
+        reason = choices[0].get("finish_reason")
+        return _reply(text, calls, reason, _usage(data.get("usage")), findings, raw)
+
+    def reducer(self) -> StreamReducer:
+        """Merges ``chat.completion.chunk`` deltas; tool calls by their ``index``."""
+        return _Chunks()
+
+
+def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    if parameters:
+        function["parameters"] = dict(parameters)
+    return {"type": "function", "function": function}
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role is Role.TOOL:
+        out: dict[str, Any] = {"role": "tool", "content": message.content}
+        if message.tool_call_id is not None:
+            out["tool_call_id"] = message.tool_call_id
+        return out
+    out = {"role": message.role.value, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    return out
+
+
+def _content(content: Any, findings: list[Finding]) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        # Some servers answer with content parts, as requests may send them.
+        findings.append(Finding("content_as_parts", "message.content is a list of parts"))
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    findings.append(Finding("content_not_text", f"message.content is {type(content).__name__}"))
+    return json.dumps(content)
+
+
+def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        # Seen from OpenAI-compatible servers for calls without arguments (provider-facts 4.1).
+        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
+        return ""
+    # Ollama's /v1 and some compatible servers send an object where the API says a JSON
+    # string (provider-facts 4.3); the text is rebuilt so the reader sees one form.
+    findings.append(
+        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
+    )
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
+    where = f"tool_calls[{index}]"
+    function = item.get("function") if isinstance(item, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        findings.append(Finding("call_without_name", f"{where} has no function name"))
+        return None
+    arguments = _arguments(function.get("arguments"), where, findings)
+    call_id = item.get("id")
+    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], arguments)
+
+
+def _usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return Usage(
+        prompt if isinstance(prompt, int) else None,
+        completion if isinstance(completion, int) else None,
+    )
+
+
+def _reply(
+    text: str,
+    calls: list[ToolCall],
+    reason: Any,
+    usage: Usage,
+    findings: list[Finding],
+    raw: str,
+    refusal: Any = None,
+) -> Reply:
+    word = reason if isinstance(reason, str) else None
+    finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
+    if calls and finish is Finish.STOP:
+        findings.append(
+            Finding("calls_with_finish_stop", "tool calls came with finish_reason stop")
+        )
+    if not calls:
+        findings.extend(marker_findings(text))
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+
+
+class _Slot:
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.arguments: list[str] = []
+
+
+class _Chunks(StreamReducer):
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.slots: dict[int, _Slot] = {}
+        self.reason: Any = None
+        self.usage = Usage()
+        self.findings: list[Finding] = []
+        self.raw: list[str] = []
+        self.raw_size = 0
+        self.refusal: Any = None
+        self.events = 0
+
+    def feed(self, data: str, event: str = "message") -> None:
+        self.events += 1
+        if self.raw_size < 4000:
+            self.raw.append(data)
+            self.raw_size += len(data)
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            self.findings.append(Finding("event_not_json", trim(data, 200)))
+            return
+        if not isinstance(chunk, dict):
+            self.findings.append(Finding("event_not_object", trim(data, 200)))
+            return
+        if event == "error" or "error" in chunk:
+            # LM Studio and Groq send an error event inside a 200 stream (provider-facts N10,
+            # S36): it is classified like any refusal, and the reply does not pass.
+            self.refusal = classify(200, data)
+            return
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = _usage(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            if isinstance(choice, dict):
+                self.choice(choice)
+
+    def choice(self, choice: dict[str, Any]) -> None:
+        if choice.get("finish_reason"):
+            self.reason = choice["finish_reason"]
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return
+        if isinstance(delta.get("content"), str):
+            self.text.append(delta["content"])
+        for piece in delta.get("tool_calls") or []:
+            if isinstance(piece, dict):
+                self.piece(piece)
+
+    def piece(self, piece: dict[str, Any]) -> None:
+        index = piece.get("index")
+        if not isinstance(index, int):
+            # Some servers omit `index` (provider-facts 4.1 says fragments are keyed by it):
+            # a piece with a new id opens a call, one without continues the last.
+            self.findings.append(Finding("delta_without_index", trim(json.dumps(piece), 200)))
+            fresh = isinstance(piece.get("id"), str) and all(
+                slot.id != piece["id"] for slot in self.slots.values()
+            )
+            index = len(self.slots) if fresh or not self.slots else max(self.slots)
+        slot = self.slots.setdefault(index, _Slot())
+        if isinstance(piece.get("id"), str) and slot.id is None:
+            slot.id = piece["id"]
+        function = piece.get("function")
+        if not isinstance(function, dict):
+            return
+        if isinstance(function.get("name"), str):
+            slot.name += function["name"] if not slot.name else ""
+        if "arguments" in function:
+            value = function["arguments"]
+            if isinstance(value, str):
+                slot.arguments.append(value)
+            else:
+                slot.arguments.append(
+                    _arguments(value, f"delta tool_calls[{index}]", self.findings)
+                )
+
+    def finish(self, *, terminated: bool) -> Reply:
+        calls = [
+            ToolCall(slot.id, slot.name, "".join(slot.arguments))
+            for _, slot in sorted(self.slots.items())
+            if slot.name
+        ]
+        raw = trim("\n".join(self.raw))
+        reply = _reply(
+            "".join(self.text), calls, self.reason, self.usage, self.findings, raw, self.refusal
+        )
+        if not self.events:
+            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
+        if not terminated and self.refusal is None:
+            raise WireShapeError(
+                ShapeKind.STREAM_UNTERMINATED,
+                "The stream ended without its terminator (data: [DONE]); the reply may be cut.",
+                reply,
+            )
+        return reply
