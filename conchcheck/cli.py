@@ -17,6 +17,7 @@ from conchcheck.dialects import Dialect, to_dialect
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.inputs import load_schema, load_tools, read_text
 from conchcheck.repair import Unreadable, read_json
+from conchcheck.wire.providers import PROVIDERS
 from conchcheck.words import read_calls
 
 app = typer.Typer(
@@ -109,6 +110,15 @@ def dialect(
         console.error(exc)
         raise typer.Exit(exc.exit_code) from None
     console.show_schema(converted)
+
+
+@app.command()
+def providers(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
+) -> None:
+    """List the providers conchcheck knows: API family, base URL, key variable, dialect."""
+    known = list(PROVIDERS.values())
+    console.emit_json(known) if as_json else console.show_providers(known)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from conchcheck.arguments import ArgumentsResult
 from conchcheck.errors import ConchcheckError
 from conchcheck.plain import to_plain
 from conchcheck.repair import Reading, Unreadable
+from conchcheck.wire.providers import Provider
 from conchcheck.words import WordsReading
 
 out = Console(highlight=False)
@@ -127,6 +128,19 @@ def show_calls(reading: WordsReading) -> None:
                     title_align="left",
                 )
             )
+
+
+def show_providers(providers: list[Provider]) -> None:
+    """The provider registry as a table."""
+    table = Table("provider", "API", "base URL", "key from", "dialect", "catalogue", "note")
+    table.columns[2].overflow = "fold"  # a URL cut with an ellipsis can't be copied
+    for p in providers:
+        table.add_row(
+            p.name, p.api, p.base_url, p.key_env or "(none)", p.dialect.value, p.catalogue.value,
+            escape(p.note),
+        )  # fmt: skip
+    out.print(table)
+    out.print("Targets are written provider:model; --base-url points any of them elsewhere.")
 
 
 def show_schema(schema: Any) -> None:

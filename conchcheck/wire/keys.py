@@ -72,7 +72,7 @@ def resolve_key(
 # Shapes of provider keys, for keys a provider echoes that are not ours (a different key,
 # or ours masked in the middle: OpenAI's "Incorrect API key provided: sk-abc***xyz").
 _KEY_SHAPE = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:sk-|sk-ant-|gsk_|xai-|AIza|or-|hf_|r8_|pplx-|nvapi-)[\w*.-]{12,}"
+    r"(?<![A-Za-z0-9_-])(?:sk-|sk-ant-|gsk_|xai-|AIza|or-|hf_|r8_|pplx-|nvapi-)[\w*-]{12,}"
 )
 
 

@@ -269,6 +269,58 @@ class Wire:
         return {"status": status, "reply": reply, "body": text}
 
 
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A plain JSON request's outcome (catalogues): the status and data, or why not."""
+
+    url: str
+    status: int | None = None
+    data: Any = None
+    error: str | None = None
+    """A sentence, keys scrubbed, when no JSON came back."""
+
+
+async def fetch_json(
+    wire: Wire,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    body: Any = None,
+    key: Secret | None = None,
+) -> Fetched:
+    """One JSON request with the same rules as chat: no redirects, key safety, size cap."""
+    secrets = (key,)
+    shown = scrub(url, secrets)
+    if key is not None and not wire.policy.allow_insecure and _insecure(url):
+        return Fetched(shown, error="Refused to send the key over plain http to another host.")
+    try:
+        request = wire.client.build_request(method, url, headers=headers, json=body)
+        response = await wire.client.send(request, stream=True)
+    except httpx.HTTPError as exc:
+        return Fetched(shown, error=scrub(f"{type(exc).__name__}: {exc}", secrets))
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > wire.policy.max_body:
+                return Fetched(shown, response.status_code, error="The reply is too large.")
+            chunks.append(chunk)
+    except httpx.HTTPError as exc:
+        return Fetched(shown, response.status_code, error=scrub(str(exc), secrets))
+    finally:
+        await response.aclose()
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    if not 200 <= response.status_code < 300:
+        message = classify(response.status_code, scrub(text, secrets)).message
+        return Fetched(shown, response.status_code, error=f"{response.status_code}: {message}")
+    try:
+        return Fetched(shown, response.status_code, json.loads(text))
+    except ValueError:
+        return Fetched(shown, response.status_code, error="The reply is not JSON.")
+
+
 def _error(kind: WireErrorKind, detail: str) -> dict[str, Any]:
     return {"error": WireError(kind, detail)}
 
