@@ -166,3 +166,21 @@ def test_python_dash_m_and_version() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, "conchcheck 0.1.0\n")
+
+
+def test_providers_lists_the_registry() -> None:
+    code, out, _ = run("providers", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    assert [r["name"] for r in rows][:3] == ["openai", "anthropic", "gemini"]
+    assert rows[0] == {
+        "name": "openai",
+        "api": "openai",
+        "base_url": "https://api.openai.com/v1",
+        "key_env": "OPENAI_API_KEY",
+        "dialect": "permissive",
+        "catalogue": "openai",
+        "note": "",
+    }
+    code, out, _ = run("providers")
+    assert code == 0 and "OPENROUTER_API_KEY" in out and "llamacpp" in out
