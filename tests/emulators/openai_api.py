@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.emulators.gemini_api import check_declarations
 from tests.emulators.model import Answer, Asked, Behaviour
 from tests.emulators.server import Received, Response
 from tests.emulators.vectors import refusal, vector
@@ -85,6 +86,14 @@ class OpenAIEmulator:
             entry = next((m for m in self.catalogue if m["id"] == request["model"]), None)
             if entry is not None and "tools" not in entry.get("supported_parameters", []):
                 return refusal("openrouter-404-no-endpoints-for-tool-use-is-tools-not-not-found")
+        if self.flavour == "gemini-openai":
+            # Gemini's OpenAI-compatible endpoint checks the same subset and answers with a
+            # JSON array of one error (provider-facts S17; jackmpcollins/magentic#382).
+            error = check_declarations([dict(t["function"]) for t in tools])
+            if error is not None:
+                return Response(
+                    400, json.dumps([error]).encode(), {"content-type": "application/json"}
+                )
         if self.flavour == "llamacpp":
             if not self.jinja:
                 return refusal("llamacpp-500-tools-need-jinja-is-tools-not-retryable")
