@@ -421,3 +421,31 @@ def test_connection_refused_is_a_wire_error() -> None:
 
     exchange = asyncio.run(go())
     assert exchange.error is not None and exchange.error.kind is WireErrorKind.CONNECT
+
+
+def test_gemini_openai_endpoint_refuses_outside_its_subset_with_an_array(serve: Serve) -> None:
+    bad = Tool(
+        "f",
+        "",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string", "const": "x"}},
+            "additionalProperties": False,
+        },
+    )
+    server = serve(OpenAIEmulator(ignores_tools(), flavour="gemini-openai"))
+    exchange = send(
+        server,
+        ChatRequest("gemini-2.5-flash", ASK, tools=(bad,)),
+        target="gemini-openai:gemini-2.5-flash",
+    )
+    assert exchange.refusal is not None
+    assert exchange.body.startswith("[{")
+    assert (exchange.refusal.kind, exchange.refusal.keyword, exchange.refusal.tool_index) == (
+        RefusalKind.SCHEMA,
+        "const",
+        0,
+    )
+    assert (
+        exchange.refusal.path == "tools[0].function_declarations[0].parameters.properties[1].value"
+    )
