@@ -47,6 +47,8 @@ class WireError:
     detail: str
     shape: str | None = None
     """For ``bad_shape``: the ``ShapeKind`` value (html_page, stream_unterminated, …)."""
+    partial: Reply | None = None
+    """What could be read before the shape went wrong (a stream cut before its end)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +259,12 @@ class Wire:
             else:
                 reply = adapter.parse(body)
         except WireShapeError as exc:
-            error = WireError(WireErrorKind.BAD_SHAPE, scrub(str(exc), secrets), exc.kind.value)
+            partial = exc.partial
+            if partial is not None:
+                partial = dataclasses.replace(partial, raw=scrub(partial.raw, secrets))
+            error = WireError(
+                WireErrorKind.BAD_SHAPE, scrub(str(exc), secrets), exc.kind.value, partial
+            )
             return {"status": status, "error": error, "body": text}
         # A provider may echo a key in what it sends back; the record never keeps it.
         refusal = reply.refusal

@@ -302,6 +302,8 @@ def test_wrong_shapes_are_wire_errors(serve: Serve, response: Response, shape: s
     exchange = send(serve(OpenAIEmulator(ignores_tools(), queue=[response])), ask(stream))
     assert exchange.error is not None
     assert (exchange.error.kind, exchange.error.shape) == (WireErrorKind.BAD_SHAPE, shape)
+    if shape == "stream_unterminated":
+        assert exchange.error.partial is not None and exchange.error.partial.text == "Hi"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,401 @@
+"""Anthropic's Messages API (``POST /v1/messages``), streamed as named server-sent events.
+
+Tool inputs travel as JSON objects both ways; quirks are findings on the reply, never crashes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from conchcheck.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
+)
+from conchcheck.refusals import classify
+from conchcheck.wire.adapter import (
+    RAW_LIMIT,
+    ChatAdapter,
+    Framing,
+    ShapeKind,
+    StreamReducer,
+    WireRequest,
+    WireShapeError,
+    marker_findings,
+    parse_json,
+    trim,
+)
+
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header: the one stable version of the Messages API."""
+
+DEFAULT_MAX_TOKENS = 1024
+"""``max_tokens`` sent when the request sets none: Anthropic refuses a request without it."""
+
+# model_context_window_exceeded is a newer word for a reply cut by the window rather than by
+# max_tokens (anthropic-sdk-python v0.119.0; vercel/ai map-anthropic-stop-reason.ts): both
+# are cut replies. pause_turn is a server tool pausing a long turn, to be resumed by the client.
+_FINISH = {
+    "end_turn": Finish.STOP,
+    "stop_sequence": Finish.STOP,
+    "tool_use": Finish.TOOL_CALLS,
+    "max_tokens": Finish.LENGTH,
+    "model_context_window_exceeded": Finish.LENGTH,
+    "refusal": Finish.CONTENT_FILTER,
+    "pause_turn": Finish.OTHER,
+}
+
+_CHOICE = {
+    ChoiceMode.AUTO: "auto",
+    ChoiceMode.REQUIRED: "any",
+    ChoiceMode.NONE: "none",
+    ChoiceMode.TOOL: "tool",
+}
+
+
+class AnthropicAdapter(ChatAdapter):
+    """The Messages API, with tools as ``{"name", "description", "input_schema"}``."""
+
+    api: ClassVar[str] = "anthropic"
+    framing: ClassVar[Framing] = Framing.SSE
+    done_marker: ClassVar[str | None] = None
+    """The stream has no ``data: [DONE]``; its ``message_stop`` event is the documented end."""
+
+    def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
+        """A POST to ``{base_url}/messages``; the key in ``x-api-key``."""
+        # Anthropic requires max_tokens (the Messages reference; without it the request is a
+        # 400) where other APIs default it; 1024 fits a tool call and a short answer.
+        max_tokens = request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS
+        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+        # The API has no system role in `messages` (provider-facts 4.2): the prompt is a
+        # top-level field, and several system messages become one text.
+        system = "\n\n".join(m.content for m in request.messages if m.role is Role.SYSTEM)
+        if system:
+            body["system"] = system
+        body["messages"] = _messages(request.messages)
+        if request.tools:
+            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+        if request.tool_choice is not None:
+            choice = request.tool_choice
+            body["tool_choice"] = {"type": _CHOICE[choice.mode]}
+            if choice.mode is ChoiceMode.TOOL:
+                body["tool_choice"]["name"] = choice.name
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stream:
+            body["stream"] = True
+        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+        if request.stream:
+            headers["accept"] = "text/event-stream"
+        secret: frozenset[str] = frozenset()
+        if key:
+            headers["x-api-key"] = key
+            secret = frozenset({"x-api-key"})
+        url = base_url.rstrip("/") + "/messages"
+        return WireRequest("POST", url, headers, body, request.stream, secret)
+
+    def parse(self, body: bytes) -> Reply:
+        """A message; its ``content`` blocks hold the text and the ``tool_use`` calls."""
+        data = parse_json(body)
+        whole = body.decode("utf-8", errors="replace")
+        raw = trim(whole)
+        if not isinstance(data, dict):
+            raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, f"Expected a JSON object: {raw[:200]}")
+        if data.get("type") == "error" or isinstance(data.get("error"), dict):
+            # Anthropic's error envelope (provider-facts 2.4, A01, R04, R05, C04) from a proxy or
+            # gateway that answered 2xx: the request was still refused.
+            return Reply("", raw=raw, refusal=classify(200, whole))
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise WireShapeError(
+                ShapeKind.UNEXPECTED_SHAPE, f"The reply's content is not a list: {raw[:200]}"
+            )
+        findings: list[Finding] = []
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for index, block in enumerate(content):
+            where = f"content[{index}]"
+            if not isinstance(block, dict):
+                findings.append(Finding("block_not_object", f"{where} is {type(block).__name__}"))
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "tool_use":
+                name = _name(block.get("name"), where, findings)
+                if name is not None:
+                    arguments = _input(block.get("input"), where, findings)
+                    calls.append(ToolCall(_id(block.get("id")), name, arguments))
+            # Other blocks (thinking, redacted_thinking, server_tool_use and its results) are
+            # documented but are neither the answer nor a call for the client to run.
+        usage = _usage(data.get("usage"), Usage())
+        return _reply("".join(texts), calls, data.get("stop_reason"), usage, findings, raw)
+
+    def reducer(self) -> StreamReducer:
+        """Merges the stream's events: content blocks by their ``index``, until message_stop."""
+        return _Events()
+
+
+def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+    # input_schema is required and must be an object schema (provider-facts S21:
+    # "input_schema.type: Field required"), so a tool without arguments gets the empty object.
+    # A schema that is set goes as it is: what the API refuses is what the probe measures.
+    tool: dict[str, Any] = {"name": name}
+    if description:
+        tool["description"] = description
+    tool["input_schema"] = dict(parameters) if parameters else {"type": "object", "properties": {}}
+    return tool
+
+
+def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            continue
+        if message.role is Role.TOOL:
+            block = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.content,
+            }
+            # Every tool_result must sit in the user turn right after its tool_use turn
+            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
+            # immediately after"), so the results of parallel calls share one turn. Only
+            # result turns are user turns with a list of blocks here.
+            last = out[-1] if out else None
+            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+                last["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+            continue
+        if message.role is Role.ASSISTANT and message.tool_calls:
+            # The API refuses an empty text block, so a turn of calls alone has none.
+            content = [{"type": "text", "text": message.content}] if message.content else []
+            content.extend(_tool_use(call) for call in message.tool_calls)
+            out.append({"role": "assistant", "content": content})
+            continue
+        out.append({"role": message.role.value, "content": message.content})
+    return out
+
+
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    # `input` is a JSON object on this API (provider-facts 4.2): the argument text is read
+    # back, and text that is not an object replays as {} so the conversation still has the
+    # call its tool result answers.
+    try:
+        arguments = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        arguments = {}
+    return {
+        "type": "tool_use",
+        "id": call.id,
+        "name": call.name,
+        "input": arguments if isinstance(arguments, dict) else {},
+    }
+
+
+def _name(name: Any, where: str, findings: list[Finding]) -> str | None:
+    if isinstance(name, str) and name:
+        return name
+    findings.append(Finding("call_without_name", f"{where}: tool_use has no name"))
+    return None
+
+
+def _id(call_id: Any) -> str | None:
+    return call_id if isinstance(call_id, str) else None
+
+
+def _input(value: Any, where: str, findings: list[Finding]) -> str:
+    if isinstance(value, dict):
+        # Documented: input is an object on this API (provider-facts 4.2), not a finding.
+        return json.dumps(value, ensure_ascii=False)
+    findings.append(Finding("input_not_object", f"{where}: input sent as {type(value).__name__}"))
+    if isinstance(value, str):
+        # The OpenAI form, as a translating proxy might send it: the text is kept as it came.
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usage(usage: Any, before: Usage) -> Usage:
+    # A count the event leaves out keeps the one seen before: message_delta's usage carries
+    # output_tokens, and only sometimes input_tokens (vercel/ai
+    # anthropic-message-delta-input-tokens.chunks.txt).
+    if not isinstance(usage, dict):
+        return before
+    prompt, completion = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    return Usage(
+        prompt if prompt is not None else before.prompt_tokens,
+        completion if completion is not None else before.completion_tokens,
+    )
+
+
+def _reply(
+    text: str,
+    calls: list[ToolCall],
+    reason: Any,
+    usage: Usage,
+    findings: list[Finding],
+    raw: str,
+    refusal: Any = None,
+) -> Reply:
+    word = reason if isinstance(reason, str) and reason else None
+    finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
+    if calls and finish is Finish.STOP:
+        # Anthropic ends a turn of calls with stop_reason tool_use (provider-facts 4.2).
+        findings.append(Finding("calls_with_finish_stop", f"tool_use came with stop_reason {word}"))
+    if not calls:
+        findings.extend(marker_findings(text))
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+
+
+class _Block:
+    __slots__ = ("id", "input", "kind", "name", "pieces")
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        self.kind = block.get("type")
+        self.id = block.get("id")
+        self.name = block.get("name")
+        self.input = block.get("input")
+        text = block.get("text")
+        self.pieces: list[str] = [text] if isinstance(text, str) else []
+        """Text deltas for a text block; partial_json for a tool_use block."""
+
+
+class _Events(StreamReducer):
+    def __init__(self) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.reason: Any = None
+        self.usage = Usage()
+        self.findings: list[Finding] = []
+        self.raw: list[str] = []
+        self.raw_size = 0
+        self.refusal: Any = None
+        self.events = 0
+        self.stopped = False
+
+    def feed(self, data: str, event: str = "message") -> None:
+        self.events += 1
+        if self.raw_size < RAW_LIMIT:
+            self.raw.append(data)
+            self.raw_size += len(data)
+        try:
+            payload = json.loads(data)
+        except (ValueError, RecursionError):
+            self.findings.append(Finding("event_not_json", trim(data, 200)))
+            return
+        if not isinstance(payload, dict):
+            self.findings.append(Finding("event_not_object", trim(data, 200)))
+            return
+        kind = payload.get("type")
+        if event == "error" or kind == "error":
+            # Once the 200 is out, Anthropic reports a failure (overloaded_error, provider-facts
+            # R05) as an `error` event and ends the stream: it is classified like any refusal.
+            self.refusal = classify(200, data)
+        elif kind == "message_start" and isinstance(payload.get("message"), dict):
+            message = payload["message"]
+            self.usage = _usage(message.get("usage"), self.usage)
+            if message.get("stop_reason"):
+                self.reason = message["stop_reason"]
+            # A turn resumed after server tools may open with blocks already whole (vercel/ai
+            # anthropic-message-start-prepopulated-content.chunks.txt).
+            for index, block in enumerate(message.get("content") or []):
+                if isinstance(block, dict):
+                    self.blocks[index] = _Block(block)
+        elif kind == "content_block_start":
+            block = payload.get("content_block")
+            index = self.index(payload, fresh=True)
+            self.blocks[index] = _Block(block if isinstance(block, dict) else {})
+        elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
+            self.delta(self.index(payload, fresh=False), payload["delta"])
+        elif kind == "message_delta":
+            delta = payload.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason"):
+                self.reason = delta["stop_reason"]
+            # The counts in message_delta are cumulative (Anthropic's streaming docs).
+            self.usage = _usage(payload.get("usage"), self.usage)
+        elif kind == "message_stop":
+            self.stopped = True
+        # ping, content_block_stop and event types added later carry nothing to keep: the
+        # streaming docs ask clients to pass over unknown events.
+
+    def index(self, payload: dict[str, Any], *, fresh: bool) -> int:
+        index = payload.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        # Blocks are keyed by `index` (provider-facts 4.2); without one, a start opens the next
+        # block and a delta continues the last.
+        self.findings.append(Finding("event_without_index", trim(json.dumps(payload), 200)))
+        if fresh or not self.blocks:
+            return max(self.blocks, default=-1) + 1
+        return max(self.blocks)
+
+    def delta(self, index: int, delta: dict[str, Any]) -> None:
+        block = self.blocks.get(index)
+        kind = delta.get("type")
+        if block is None:
+            # A delta for a block never started: kept, as the block its kind implies.
+            self.findings.append(Finding("delta_without_start", f"{kind} for content[{index}]"))
+            implied = "tool_use" if kind == "input_json_delta" else "text"
+            block = self.blocks[index] = _Block({"type": implied})
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            block.pieces.append(delta["text"])
+        elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            block.pieces.append(delta["partial_json"])
+        # thinking_delta, signature_delta and citations_delta are not the answer.
+
+    def finish(self, *, terminated: bool) -> Reply:
+        # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
+        # transport cannot know; message_stop is this stream's documented end.
+        del terminated
+        findings = list(self.findings)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for index, block in sorted(self.blocks.items()):
+            if block.kind == "text":
+                texts.append("".join(block.pieces))
+            elif block.kind == "tool_use":
+                call = self.call(index, block, findings)
+                if call is not None:
+                    calls.append(call)
+        raw = trim("\n".join(self.raw))
+        reply = _reply("".join(texts), calls, self.reason, self.usage, findings, raw, self.refusal)
+        if not self.events:
+            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
+        if not self.stopped and self.refusal is None:
+            raise WireShapeError(
+                ShapeKind.STREAM_UNTERMINATED,
+                "The stream ended without its message_stop event; the reply may be cut.",
+                reply,
+            )
+        return reply
+
+    @staticmethod
+    def call(index: int, block: _Block, findings: list[Finding]) -> ToolCall | None:
+        where = f"content[{index}]"
+        name = _name(block.name, where, findings)
+        if name is None:
+            return None
+        # content_block_start carries `input: {}` and the deltas the JSON text; a call without
+        # arguments sends only an empty delta (vercel/ai anthropic-tool-no-args.chunks.txt), so
+        # its input is the one the start gave.
+        arguments = "".join(block.pieces)
+        if not arguments:
+            return ToolCall(_id(block.id), name, _input(block.input, where, findings))
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
+            value = {}  # a cut or broken input is the argument reader's to judge
+        if not isinstance(value, dict):
+            findings.append(
+                Finding("input_not_object", f"{where}: input streamed as {type(value).__name__}")
+            )
+        return ToolCall(_id(block.id), name, arguments)
