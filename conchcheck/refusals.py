@@ -402,6 +402,10 @@ def _retry_after(head: Mapping[str, str], env: _Envelope, text: str) -> float | 
 
 def _schema_place(text: str, env: _Envelope) -> tuple[str | None, str | None]:
     unknown = _UNKNOWN_NAME.search(text)
+    if unknown and env.field and unknown.group(2) != env.field:
+        # Gemini lists every violation; the keyword must be the one at the path it names
+        # first (fieldViolations[0]), not the first unknown name in the text.
+        unknown = next((m for m in _UNKNOWN_NAME.finditer(text) if m.group(2) == env.field), None)
     path = env.field or env.param or (unknown.group(2) if unknown else None)
     for pattern in _PATHS:
         if path is not None:

@@ -146,7 +146,9 @@ class Catalogues:
 
     async def _gemini(self, target: Target, key: Secret | None) -> ModelInfo:
         root = target.base_url.removesuffix("/openai")
-        url = f"{root}/models/{quote(target.model, safe='')}"
+        # A name pasted from the models list keeps its "models/" (the gemini adapter drops it too).
+        model = target.model.removeprefix("models/")
+        url = f"{root}/models/{quote(model, safe='')}"
         headers = {"x-goog-api-key": key.reveal()} if key else {}
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
