@@ -138,3 +138,17 @@ def rambles(words: int = 5000) -> Behaviour:
         return Answer(text=" ".join(["word"] * min(limit, words)), finish="length")
 
     return behave
+
+
+def calls_without_need(name: str | None = None) -> Behaviour:
+    """Calls a tool whatever the prompt asks, even a greeting that needs none."""
+
+    def behave(asked: Asked) -> Answer:
+        tool = _first_tool(asked, name)
+        return Answer(
+            text="Let me check.",
+            calls=[Call(tool["name"], json.dumps(sample_arguments(tool.get("parameters") or {})))],
+            finish="tool_calls",
+        )
+
+    return behave

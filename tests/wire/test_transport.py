@@ -21,6 +21,7 @@ from tests.emulators.model import (
     answers_in_words,
     calls_cleanly,
     calls_sloppily,
+    calls_without_need,
     ignores_tools,
     rambles,
 )
@@ -450,4 +451,39 @@ def test_gemini_openai_endpoint_refuses_outside_its_subset_with_an_array(serve: 
     )
     assert (
         exchange.refusal.path == "tools[0].function_declarations[0].parameters.properties[1].value"
+    )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_call_when_none_is_needed_arrives_with_its_words(serve: Serve, stream: bool) -> None:
+    server = serve(OpenAIEmulator(calls_without_need()))
+    request = ChatRequest("local", (Message(Role.USER, "Hello!"),), tools=(WEATHER,), stream=stream)
+    reply = send(server, request).reply
+    assert reply is not None and reply.text == "Let me check."
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Paris"})
+    ]
+
+
+def test_groq_failed_generation_reads_as_a_call_in_words(serve: Serve) -> None:
+    from conchcheck.words import read_calls
+
+    exchange = send(
+        serve(
+            OpenAIEmulator(
+                ignores_tools(), queue=[refusal("groq-tool-use-failed-carries-failed-generation")]
+            )
+        ),
+        ask(),
+    )
+    assert exchange.refusal is not None and exchange.refusal.failed_generation is not None
+    brave = {
+        "name": "brave_search",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+    (call,) = read_calls(exchange.refusal.failed_generation, [brave]).calls
+    assert (call.form.value, call.name, call.arguments) == (
+        "function_tag",
+        "brave_search",
+        {"query": "Hello!"},
     )
