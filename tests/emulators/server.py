@@ -8,6 +8,7 @@ real framing and real partial reads.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -93,7 +94,14 @@ class EmulatorServer:
 
             do_GET = do_POST = _serve
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Request)
+        class _Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that hangs up mid-reply (timeout and size-cap tests) breaks the
+                # write; keep it as evidence instead of printing a traceback.
+                outer.errors.append(sys.exc_info()[1])
+
+        self.errors: list[BaseException | None] = []
+        self.httpd = _Server(("127.0.0.1", 0), _Request)
         self.httpd.daemon_threads = True
         # A short poll keeps shutdown quick: each test starts and stops its own servers.
         self.thread = threading.Thread(
