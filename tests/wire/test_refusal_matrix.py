@@ -146,3 +146,52 @@ def test_concurrency_is_limited_per_provider(serve: Serve) -> None:
     exchanges = asyncio.run(go())
     assert all(e.reply is not None for e in exchanges)
     assert state["most"] == 2
+
+
+REPLIES = {
+    "openai": b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}',
+    "anthropic": b'{"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}',
+    "gemini": b'{"candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}',
+    "ollama": b'{"message": {"role": "assistant", "content": "ok"}, "done": true, "done_reason": "stop"}',
+}
+AUTH = {
+    "openai": ("authorization", f"Bearer {KEY}"),
+    "anthropic": ("x-api-key", KEY),
+    "gemini": ("x-goog-api-key", KEY),
+    "ollama": ("authorization", f"Bearer {KEY}"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(EMULATORS))
+def test_request_bytes_on_the_transport(family: str) -> None:
+    import json
+
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200, content=REPLIES[family], headers={"content-type": "application/json"}
+        )
+
+    text, suffix, _ = EMULATORS[family]
+    target = parse_target(text, base_url="https://provider.test" + suffix)
+    adapter = adapter_for(target)
+    request = ChatRequest(
+        target.model, (Message(Role.USER, "hi"),), tools=(Tool("ping"),), max_tokens=8
+    )
+
+    async def go() -> Exchange:
+        async with Wire(transport=httpx.MockTransport(handler)) as wire:
+            return await wire.send(target, adapter, request, Secret(KEY))
+
+    exchange = asyncio.run(go())
+    built = adapter.build(target.base_url, request, KEY)
+    (sent,) = seen
+    assert (sent.method, str(sent.url)) == (built.method, built.url)
+    assert json.loads(sent.content) == built.body
+    assert sent.headers[AUTH[family][0]] == AUTH[family][1]
+    assert exchange.reply is not None and exchange.reply.text == "ok"
+    assert exchange.request_headers[AUTH[family][0]] == "[redacted]" and KEY not in repr(exchange)
