@@ -20,6 +20,7 @@ PURE = {
     "tools",
     "errors",
     "plain",
+    "chat",
     "verdict",
 }
 IO_MODULES = {
