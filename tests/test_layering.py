@@ -21,6 +21,7 @@ PURE = {
     "errors",
     "plain",
     "chat",
+    "results",
     "verdict",
 }
 IO_MODULES = {

@@ -1,0 +1,272 @@
+"""The verdict from cells: dialect choice, mode choice, rates, findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.verdict import Mode, Rates, chain_for, decide, decide_dialect, decide_mode
+
+
+def dialect_cell(
+    case: str, dialect: str, outcome: Outcome, kind: str | None = None, keyword: str | None = None
+) -> Cell:
+    refusal = {"kind": kind, "message": f"{case} refused", "keyword": keyword} if kind else None
+    return Cell(
+        f"dialect/{dialect}/{case}",
+        Stage.DIALECT,
+        case,
+        outcome,
+        dialect=dialect,
+        refusal_kind=kind,
+        refusal=refusal,
+    )
+
+
+def prompt_cell(
+    mode: str,
+    n: int,
+    outcome: Outcome,
+    *,
+    kind: str | None = None,
+    repairs: tuple[str, ...] = (),
+    calls: int = 0,
+) -> Cell:
+    return Cell(
+        f"{mode}/p{n}",
+        Stage(mode),
+        f"p{n}",
+        outcome,
+        mode=mode,
+        refusal_kind=kind,
+        repairs=repairs,
+        extra={"native_calls": calls},
+    )
+
+
+A, R = Outcome.ACCEPTED, Outcome.REFUSED
+
+
+@pytest.mark.parametrize(
+    ("family", "chain"),
+    [
+        ("permissive", ("permissive", "strict")),
+        ("gemini", ("permissive", "gemini", "strict")),
+        ("anthropic", ("permissive", "anthropic", "strict")),
+    ],
+)
+def test_chain(family: str, chain: tuple[str, ...]) -> None:
+    assert chain_for(family) == chain
+
+
+@pytest.mark.parametrize(
+    ("cells", "family", "dialect", "carriers"),
+    [
+        pytest.param(
+            [dialect_cell("a", "permissive", A), dialect_cell("b", "permissive", A)],
+            "permissive",
+            "permissive",
+            {},
+            id="accepts-everything",
+        ),
+        pytest.param(
+            [
+                dialect_cell("a", "permissive", A),
+                dialect_cell("b", "permissive", R, "schema", "const"),
+                dialect_cell("a", "gemini", A),
+                dialect_cell("b", "gemini", A),
+            ],
+            "gemini",
+            "gemini",
+            {},
+            id="gemini-style-refusals-need-the-gemini-dialect",
+        ),
+        pytest.param(
+            [
+                dialect_cell("a", "permissive", A),
+                dialect_cell("b", "permissive", R, "context_length"),
+                dialect_cell("a", "strict", A),
+                dialect_cell("b", "strict", R, "context_length"),
+            ],
+            "permissive",
+            "permissive",
+            {},
+            id="a-limit-is-not-a-schema-refusal",
+        ),
+        pytest.param(
+            # llama.cpp with a tool-use template refuses type lists in every dialect that keeps them.
+            [
+                dialect_cell("a", "permissive", A),
+                dialect_cell("typelist", "permissive", R, "schema"),
+                dialect_cell("a", "strict", A),
+                dialect_cell("typelist", "strict", A),
+            ],
+            "permissive",
+            "strict",
+            {},
+            id="only-strict-carries-everything",
+        ),
+        pytest.param(
+            [
+                dialect_cell("a", "permissive", R, "schema"),
+                dialect_cell("a", "gemini", R, "schema"),
+                dialect_cell("a", "strict", R, "schema"),
+                dialect_cell("a", "anthropic", A),
+            ],
+            "gemini",
+            None,
+            {"a": ("anthropic",)},
+            id="no-dialect-in-the-chain-but-another-carries-it",
+        ),
+        pytest.param(
+            [dialect_cell("a", "permissive", A), dialect_cell("bad", "permissive", R, "schema")],
+            "permissive",
+            "permissive",
+            {},
+            id="an-invalid-case-refused-does-not-count",
+        ),
+    ],
+)
+def test_decide_dialect(
+    cells: list[Cell], family: str, dialect: str | None, carriers: dict[str, Any]
+) -> None:
+    verdict = decide_dialect(cells, family, invalid=("bad",))
+    assert (verdict.dialect, dict(verdict.carriers)) == (dialect, carriers)
+
+
+def test_refusals_and_limits_are_kept_with_their_words() -> None:
+    cells = [
+        dialect_cell("b", "permissive", R, "schema", "const"),
+        dialect_cell("many", "permissive", R, "context_length"),
+    ]
+    verdict = decide_dialect(cells, "permissive")
+    assert [(r.case, r.kind, r.message, r.keyword) for r in verdict.refused] == [
+        ("b", "schema", "b refused", "const")
+    ]
+    assert [(r.case, r.kind) for r in verdict.limits] == [("many", "context_length")]
+
+
+def test_invalid_case_accepted_is_a_finding() -> None:
+    verdict = decide(
+        [dialect_cell("bad", "permissive", A)], family="permissive", invalid_cases=("bad",)
+    )
+    assert verdict.findings == ("The deliberately invalid schema case bad was accepted.",)
+
+
+def r(
+    total: int, passed: int, clean: int | None = None, refused: int = 0, no_call: int = 0
+) -> Rates:
+    return Rates(total, passed, passed if clean is None else clean, refused, no_call)
+
+
+@pytest.mark.parametrize(
+    ("native", "words", "mode", "reason"),
+    [
+        pytest.param(
+            r(10, 8),
+            r(10, 6),
+            Mode.NATIVE,
+            "Native calling passed native 8/10, words 6/10 (threshold 0.5).",
+            id="native-passes",
+        ),
+        pytest.param(
+            r(10, 6),
+            r(10, 7),
+            Mode.NATIVE,
+            "Native calling passed native 6/10, words 7/10 (threshold 0.5).",
+            id="native-slightly-worse-still-native",
+        ),
+        pytest.param(
+            r(10, 6),
+            r(10, 9),
+            Mode.WORDS,
+            "Tools in words passed and native calling was clearly worse: native 6/10, words 9/10 (threshold 0.5).",
+            id="native-clearly-worse",
+        ),
+        pytest.param(
+            r(10, 0, refused=10),
+            r(10, 7),
+            Mode.WORDS,
+            "Tools in words passed and native tools were refused: native 0/10, words 7/10 (threshold 0.5).",
+            id="tools-refused",
+        ),
+        pytest.param(
+            r(10, 0, no_call=10),
+            r(10, 5),
+            Mode.WORDS,
+            "Tools in words passed and native calling never passed: native 0/10, words 5/10 (threshold 0.5).",
+            id="tools-ignored",
+        ),
+        pytest.param(
+            r(10, 3),
+            r(10, 6),
+            Mode.WORDS,
+            "Tools in words passed and native calling fell below the threshold: native 3/10, words 6/10 (threshold 0.5).",
+            id="native-below-threshold",
+        ),
+        pytest.param(
+            r(10, 1),
+            r(10, 2),
+            Mode.NONE,
+            "Neither mode reached the threshold 0.5: native 1/10, words 2/10.",
+            id="cannot-call",
+        ),
+        pytest.param(
+            r(0, 0),
+            r(0, 0),
+            Mode.NONE,
+            "Neither mode reached the threshold 0.5: native 0/0, words 0/0.",
+            id="nothing-ran",
+        ),
+    ],
+)
+def test_decide_mode(native: Rates, words: Rates, mode: Mode, reason: str) -> None:
+    assert decide_mode(native, words, 0.5) == (mode, reason)
+
+
+def test_rates_repairs_and_catalogue_disagreements() -> None:
+    cells = [
+        prompt_cell("native", 1, Outcome.PASS, calls=1),
+        prompt_cell("native", 2, Outcome.PASS_AFTER_REPAIR, repairs=("trailing_comma",), calls=1),
+        prompt_cell("native", 3, Outcome.WRONG_ARGUMENTS, calls=1),
+        prompt_cell("native", 4, Outcome.SKIPPED),
+        prompt_cell("words", 1, Outcome.PASS_AFTER_REPAIR, repairs=("single_quotes",)),
+    ]
+    verdict = decide(cells, family="permissive", tools_declared=False)
+    assert (verdict.native.total, verdict.native.passed, verdict.native.clean) == (3, 2, 1)
+    assert (round(verdict.native.rate, 3), round(verdict.native.clean_rate, 3)) == (0.667, 0.333)
+    assert verdict.repairs_seen == ("single_quotes", "trailing_comma")
+    assert (verdict.tools_observed, verdict.findings) == (
+        True,
+        ("The catalogue declares no tools, but the model called natively.",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cells", "finding"),
+    [
+        pytest.param(
+            [prompt_cell("native", 1, Outcome.REFUSED, kind="tools")],
+            "The catalogue declares tools, but they were refused.",
+            id="declared-but-refused",
+        ),
+        pytest.param(
+            [prompt_cell("native", 1, Outcome.NO_CALL)],
+            "The catalogue declares tools, but the model never called natively.",
+            id="declared-but-ignored",
+        ),
+    ],
+)
+def test_declared_tools_not_observed(cells: list[Cell], finding: str) -> None:
+    verdict = decide(cells, family="permissive", tools_declared=True)
+    assert (verdict.tools_observed, verdict.findings) == (False, (finding,))
+
+
+def test_cell_labels() -> None:
+    assert prompt_cell("native", 1, Outcome.REFUSED, kind="schema").label == "refused:schema"
+    assert (
+        Cell("x", Stage.NATIVE, "x", Outcome.ERROR, error_kind="timeout").label == "error:timeout"
+    )
+    assert prompt_cell("native", 1, Outcome.PASS).label == "pass"
