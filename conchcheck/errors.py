@@ -5,6 +5,10 @@
   x UnknownDialectError         a schema dialect name conchcheck does not know (also ValueError)
   x Unreadable                  text the forgiving reader cannot read (also ValueError;
                                 defined in ``conchcheck.repair``)
+  x CacheError                  the capability file is unreadable, corrupt or locked
+                                (``conchcheck.capabilities``)
+  x CredentialsError            a provider's key variable is unset (exit 3;
+                                ``conchcheck.wire.keys``)
 
 A provider's refusal is never an exception: it is a ``conchcheck.refusals.Refusal`` value.
 """

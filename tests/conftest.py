@@ -29,6 +29,16 @@ def _closed_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _cache_in_tmp(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # No test may touch the user's real capability file.
+    monkeypatch.setenv(
+        "CONCHCHECK_CACHE", str(tmp_path_factory.mktemp("cache") / "capabilities.yaml")
+    )
+
+
+@pytest.fixture(autouse=True)
 def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.endswith(("_API_KEY", "_PROXY", "_proxy")) or name in {"NO_COLOR", "FORCE_COLOR"}:

@@ -135,9 +135,15 @@ def parse_target(text: str, *, base_url: str | None = None) -> Target:
             )
         provider = Provider(name, "openai", base_url, None, Dialect.PERMISSIVE, Catalogue.NONE)
     url = (base_url or provider.base_url).rstrip("/")
-    scheme = urlsplit(url).scheme
-    if scheme not in ("http", "https") or not urlsplit(url).hostname:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"The base URL {url!r} is not an http(s) URL.")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        # A key in a URL ends up in logs, reports and the capability file.
+        raise InputError(
+            "The base URL must not carry credentials, a query or a fragment.",
+            hint="Put the key in the provider's variable, or name one with --api-key-env.",
+        )
     return Target(provider, model, url)
 
 

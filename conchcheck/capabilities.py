@@ -1,0 +1,417 @@
+"""The capability file: one YAML entry per provider + model + endpoint, for apps and CI.
+
+Versioned and checked by ``jsonschemas/capabilities.schema.json`` on every read and write;
+written atomically under a lock, and never written over when it is corrupt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta, timezone
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from conchcheck.errors import ConchcheckError
+from conchcheck.inputs import json_path, locate
+
+if sys.platform == "win32":
+    import msvcrt
+else:
+    import fcntl
+
+SCHEMA_VERSION = 1
+LOCK_TIMEOUT = 30.0
+"""Seconds a write waits for another conchcheck's lock before giving up."""
+CORRUPT_HINT = "Move it aside or run `conchcheck cache clear --force`."
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# Reading is what apps, CI and --use-cache do most: use libyaml when PyYAML was built with it.
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_HEADER = "# conchcheck capability file: written by `conchcheck probe`, read by apps and CI.\n"
+
+
+class CacheError(ConchcheckError):
+    """The capability file is corrupt, of an unknown version, unreadable or locked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What one probe found about one provider + model + endpoint."""
+
+    provider: str
+    model: str
+    endpoint: str
+    """The base URL requests went to."""
+    dialect: str | None
+    """``permissive``, ``gemini``, ``anthropic`` or ``strict``; None if unknown."""
+    mode: str
+    """``native``, ``words`` or ``none``."""
+    rates: Mapping[str, float]
+    """Pass rates: ``native``, ``native_clean``, ``words``, ``words_clean``."""
+    repairs_seen: tuple[str, ...]
+    refused_keywords: tuple[str, ...]
+    context_window: int | None
+    tools_declared: bool | None
+    """What the catalogue said; None if it said nothing."""
+    tools_observed: bool | None
+    """What the probe saw; None if it could not tell."""
+    conchcheck_version: str
+    matrix: str
+    matrix_digest: str
+    """sha256 of the matrix, hex."""
+    probed_at: str
+    """ISO 8601 UTC to the second: ``2026-12-02T10:00:00Z``."""
+    expires_at: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(provider, model, endpoint): what makes an entry one of a kind in the file."""
+        return (self.provider, self.model, self.endpoint)
+
+    def fresh(self, now: datetime) -> bool:
+        """True while ``now`` (timezone-aware) is before ``expires_at``."""
+        return now < parse_timestamp(self.expires_at)
+
+
+def timestamp(moment: datetime) -> str:
+    """``2026-12-02T10:00:00Z`` for a timezone-aware ``moment``; seconds, no fraction."""
+    if moment.tzinfo is None:
+        raise ValueError("timestamp() needs a timezone-aware datetime")
+    return moment.astimezone(timezone.utc).strftime(_TIME_FORMAT)
+
+
+def parse_timestamp(text: str) -> datetime:
+    """The aware UTC datetime for ``2026-12-02T10:00:00Z``; ValueError for anything else."""
+    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=timezone.utc)
+
+
+def expires(probed_at: datetime, days: float = 7) -> datetime:
+    """When an entry probed at ``probed_at`` stops being fresh."""
+    return probed_at + timedelta(days=days)
+
+
+def default_path(environ: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
+    """``$CONCHCHECK_CACHE``, else ``<user cache dir>/conchcheck/capabilities.yaml``.
+
+    The only place this module reads the environment; ``platform`` defaults to sys.platform.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("CONCHCHECK_CACHE"):
+        return Path(env["CONCHCHECK_CACHE"])
+    return _user_cache_dir(env, platform or sys.platform) / "conchcheck" / "capabilities.yaml"
+
+
+def _user_cache_dir(env: Mapping[str, str], platform: str) -> Path:
+    windows = platform == "win32"
+    home = Path((env.get("USERPROFILE") if windows else None) or env.get("HOME") or Path.home())
+    if windows:
+        local = env.get("LOCALAPPDATA")
+        return Path(local) if local else home / "AppData" / "Local"
+    if platform == "darwin":
+        return home / "Library" / "Caches"
+    # XDG: a relative XDG_CACHE_HOME is invalid and must be ignored.
+    xdg = env.get("XDG_CACHE_HOME", "")
+    return Path(xdg) if Path(xdg).is_absolute() else home / ".cache"
+
+
+def entry_to_data(entry: Entry) -> dict[str, Any]:
+    """The entry as plain data, in the file's field order (rates sorted by name)."""
+    data = {field.name: getattr(entry, field.name) for field in fields(Entry)}
+    data["rates"] = {name: float(rate) for name, rate in sorted(entry.rates.items())}
+    data["repairs_seen"] = list(entry.repairs_seen)
+    data["refused_keywords"] = list(entry.refused_keywords)
+    return data
+
+
+def entry_from_data(data: Mapping[str, Any]) -> Entry:
+    """An entry from plain data; CacheError naming the field when it breaks the schema."""
+    error = best_match(_validator().iter_errors(_document([dict(data)])))
+    if error is not None:
+        raise CacheError(
+            f"Not a capability entry: {_relative(error)}: {error.message}.",
+            hint="Capability entries follow conchcheck/jsonschemas/capabilities.schema.json.",
+        )
+    return _entry(data)
+
+
+def render(entries: Iterable[Entry]) -> str:
+    """The text of a capability file holding ``entries``, sorted by key."""
+    data = _document([entry_to_data(e) for e in sorted(entries, key=lambda e: e.key)])
+    return _HEADER + yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000
+    )
+
+
+class CapabilityFile:
+    """The capability file at ``path``: read freely, changed under a lock, replaced atomically."""
+
+    def __init__(self, path: Path, *, lock_timeout: float = LOCK_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+
+    def entries(self) -> list[Entry]:
+        """Every entry; [] when there is no file; CacheError when it is corrupt or unreadable."""
+        return self._load(self._target())
+
+    def get(self, provider: str, model: str, endpoint: str) -> Entry | None:
+        """The entry for this provider, model and endpoint, or None."""
+        key = (provider, model, endpoint)
+        return next((e for e in self.entries() if e.key == key), None)
+
+    def put(self, entry: Entry) -> None:
+        """Insert ``entry``, or replace the one with its key."""
+        error = best_match(_validator().iter_errors(_document([entry_to_data(entry)])))
+        if error is not None:
+            raise CacheError(
+                f"The capability entry for {entry.provider} {entry.model} was not written: "
+                f"{_relative(error)}: {_safe_message(error)}.",
+                hint="An endpoint is a base URL with no credentials, query or fragment; "
+                "anything else here is a bug in conchcheck, please report it.",
+            )
+        self._update(lambda old: [*(e for e in old if e.key != entry.key), entry])
+
+    def remove(
+        self, provider: str | None = None, model: str | None = None, endpoint: str | None = None
+    ) -> int:
+        """Remove the entries matching every name given (all when none is); how many went."""
+
+        def keep(e: Entry) -> bool:
+            wanted = (provider, model, endpoint)
+            return not all(w is None or w == have for w, have in zip(wanted, e.key, strict=True))
+
+        if not self._target().exists():
+            return 0
+        old, new = self._update(lambda old: [e for e in old if keep(e)])
+        return len(old) - len(new)
+
+    def clear(self, *, force: bool = False) -> None:
+        """Delete the file; a corrupt or unreadable one only with ``force``."""
+        if not self._target().exists():
+            return
+        with self._locked() as target:
+            if not force:
+                self._load(target)
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise self._failed("be deleted", exc) from None
+
+    def _target(self) -> Path:
+        # Follow a symlink (a dotfiles checkout, say) so the replace keeps the link.
+        return self.path.resolve()
+
+    def _update(
+        self, change: Callable[[list[Entry]], list[Entry]]
+    ) -> tuple[list[Entry], list[Entry]]:
+        """Read, change and write back under the lock; a corrupt file raises and stays.
+
+        What is written has passed the schema: old entries on this read, a new one in put().
+        """
+        with self._locked() as target:
+            old = self._load(target)
+            new = change(old)
+            if new != old:
+                self._write(target, render(new))
+        return old, new
+
+    @contextmanager
+    def _locked(self) -> Iterator[Path]:
+        target = self._target()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise self._failed("be locked", exc) from None
+        try:
+            deadline = time.monotonic() + self.lock_timeout
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise CacheError(
+                        f"Another conchcheck holds the lock on {self.path}; "
+                        f"gave up after {self.lock_timeout:g} s.",
+                        hint="Wait for the other run to finish, or choose another file "
+                        "with --cache.",
+                    )
+                time.sleep(0.01)
+            try:
+                yield target
+            finally:
+                _unlock(fd)
+        finally:
+            os.close(fd)
+
+    def _write(self, target: Path, text: str) -> None:
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        except OSError as exc:
+            raise self._failed("be written", exc) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            with suppress(FileNotFoundError):
+                os.chmod(tmp, target.stat().st_mode & 0o777)
+            os.replace(tmp, target)
+        except BaseException as exc:
+            with suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise self._failed("be written", exc) from None
+            raise
+        _sync_folder(target.parent)
+
+    def _load(self, target: Path) -> list[Entry]:
+        try:
+            raw = target.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise self._failed("be read", exc) from None
+        return _parse(str(self.path), raw)
+
+    def _failed(self, doing: str, exc: OSError) -> CacheError:
+        reason = "is a folder" if self.path.is_dir() else f"cannot {doing} ({exc.strerror})"
+        return CacheError(
+            f"{self.path}: {reason}.",
+            hint="Check the permissions and free space, or choose another file with --cache.",
+        )
+
+
+def _parse(name: str, raw: bytes) -> list[Entry]:
+    """The entries in a capability file's bytes; CacheError when it is corrupt."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CacheError(f"{name}: not UTF-8 text (byte {exc.start}).", hint=CORRUPT_HINT) from None
+    if not text.strip():
+        return []  # an empty file (made by `touch`, say) holds nothing to lose
+    data = _yaml(name, text)
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if type(version) is int and version != SCHEMA_VERSION:
+        raise CacheError(
+            f"{name}:{locate(text, ['schema_version'])}: $.schema_version: "
+            f"version {version} is not one this conchcheck reads (it reads {SCHEMA_VERSION}).",
+            hint=f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
+        )
+    error = best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise _located(name, text, list(error.absolute_path), error.message)
+    for index, item in enumerate(data["entries"]):
+        for field in ("probed_at", "expires_at"):
+            try:
+                parse_timestamp(item[field])
+            except ValueError:
+                path: list[str | int] = ["entries", index, field]
+                raise _located(name, text, path, f"{item[field]!r} is not a real date") from None
+    return [_entry(item) for item in data["entries"]]
+
+
+def _yaml(name: str, text: str) -> Any:
+    with suppress(yaml.YAMLError):
+        return yaml.load(text, Loader=_FAST_LOADER)
+    # libyaml words its errors its own way; the pure loader's words are the same everywhere.
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{name}:{mark.line + 1}: $" if mark else name
+        column = f" (column {mark.column + 1})" if mark else ""
+        raise CacheError(f"{where}: not YAML: {exc.problem}{column}.", hint=CORRUPT_HINT) from None
+    except yaml.YAMLError:
+        raise CacheError(f"{name}: not YAML.", hint=CORRUPT_HINT) from None
+
+
+def _located(name: str, text: str, path: list[str | int], message: str) -> CacheError:
+    line = locate(text, path)
+    where = f"{name}:{line}" if line else name
+    return CacheError(f"{where}: {json_path(path)}: {message}.", hint=CORRUPT_HINT)
+
+
+def _document(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "entries": entries}
+
+
+def _entry(data: Mapping[str, Any]) -> Entry:
+    values = {field.name: data[field.name] for field in fields(Entry)}
+    values["rates"] = {name: float(rate) for name, rate in data["rates"].items()}
+    values["repairs_seen"] = tuple(data["repairs_seen"])
+    values["refused_keywords"] = tuple(data["refused_keywords"])
+    return Entry(**values)
+
+
+def _relative(error: ValidationError) -> str:
+    """The path inside the one entry of a ``_document([entry])``."""
+    return json_path(list(error.absolute_path)[2:])
+
+
+def _safe_message(error: ValidationError) -> str:
+    # Most jsonschema messages quote the offending value; an endpoint that broke the pattern
+    # may carry a key in its query or user part, so name the rule instead of the value.
+    if error.validator in ("required", "additionalProperties"):
+        return error.message
+    return f"does not fit the schema's `{error.validator}` rule {json.dumps(error.validator_value)}"
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    text = files("conchcheck.jsonschemas").joinpath("capabilities.schema.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+class _Dumper(yaml.SafeDumper):
+    """Indents list items under their key, as people write YAML by hand."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        if sys.platform == "win32":
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        return False
+    except OSError as exc:
+        # msvcrt reports a held lock as EDEADLOCK (36), not as PermissionError.
+        if sys.platform == "win32" and exc.errno == 36:
+            return False
+        raise
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if sys.platform == "win32":
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _sync_folder(folder: Path) -> None:
+    # POSIX: the rename is durable only once the folder is synced. Windows can't open folders,
+    # and some file systems refuse; the file is already in place, so this is best effort.
+    if sys.platform == "win32":
+        return
+    with suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,1 @@
+"""JSON Schemas shipped with conchcheck, read with ``importlib.resources``."""
