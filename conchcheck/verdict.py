@@ -155,7 +155,7 @@ def decide_mode(native: Rates, words: Rates, threshold: float) -> tuple[Mode, st
     shown = f"native {native.passed}/{native.total}, words {words.passed}/{words.total}"
     native_ok = native.total > 0 and native.rate >= threshold
     if native_ok and native.rate >= words.rate - CLEARLY_WORSE:
-        return Mode.NATIVE, f"Native calling passed {shown} (threshold {threshold:g})."
+        return Mode.NATIVE, f"Native calling passed: {shown} (threshold {threshold:g})."
     refused = native.total > 0 and native.refused_tools == native.total
     if words.total > 0 and words.rate >= threshold:
         if refused:
@@ -179,13 +179,18 @@ def decide(
     tools_declared: bool | None = None,
 ) -> Verdict:
     """The whole verdict from a probe's cells."""
+    invalid_cases = tuple(invalid_cases)
     dialect = decide_dialect(cells, family, invalid_cases)
     native, words = rates(cells, "native"), rates(cells, "words")
     mode, reason = decide_mode(native, words, threshold)
     repairs = tuple(
         sorted({r for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS) for r in c.repairs})
     )
-    keywords = tuple(sorted({r.keyword for r in dialect.refused if r.keyword}))
+    # A deliberately invalid case is refused by design: its keyword says nothing of the provider.
+    bad = set(invalid_cases)
+    keywords = tuple(
+        sorted({r.keyword for r in dialect.refused if r.keyword and r.case not in bad})
+    )
     observed = _tools_observed(cells)
     findings = []
     if tools_declared is False and observed:

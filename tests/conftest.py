@@ -11,6 +11,12 @@ import pytest
 _real_connect = socket.socket.connect
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true", help="Rewrite tests/golden from the renders."
+    )
+
+
 def _loopback_only(self: socket.socket, address: object) -> None:
     host = address[0] if isinstance(address, tuple) else None
     if host is not None:

@@ -168,14 +168,14 @@ def r(
             r(10, 8),
             r(10, 6),
             Mode.NATIVE,
-            "Native calling passed native 8/10, words 6/10 (threshold 0.5).",
+            "Native calling passed: native 8/10, words 6/10 (threshold 0.5).",
             id="native-passes",
         ),
         pytest.param(
             r(10, 6),
             r(10, 7),
             Mode.NATIVE,
-            "Native calling passed native 6/10, words 7/10 (threshold 0.5).",
+            "Native calling passed: native 6/10, words 7/10 (threshold 0.5).",
             id="native-slightly-worse-still-native",
         ),
         pytest.param(

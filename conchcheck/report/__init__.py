@@ -1,0 +1,121 @@
+"""Reports of a probe: pick a format, render it to a string, write the files last and atomically.
+
+Renderers are pure; only ``write_reports`` touches the disk, after every format has rendered.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from conchcheck.errors import InputError
+from conchcheck.report import html, json, junit, markdown
+
+if TYPE_CHECKING:
+    from conchcheck.probe import ProbeResult
+
+
+class ReportFormat(str, Enum):
+    """The report formats, each written to its own file in the output folder."""
+
+    JSON = "json"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    JUNIT = "junit"
+
+    @property
+    def filename(self) -> str:
+        """``results.json``, ``report.md``, ``report.html`` or ``junit.xml``."""
+        return _FILENAMES[self]
+
+
+_FILENAMES = {
+    ReportFormat.JSON: "results.json",
+    ReportFormat.MARKDOWN: "report.md",
+    ReportFormat.HTML: "report.html",
+    ReportFormat.JUNIT: "junit.xml",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What the caller knows about the run and the renderers must not look up themselves."""
+
+    conchcheck_version: str
+    started_at: str
+    """UTC, to the second: ``2026-12-02T10:00:00Z``."""
+    finished_at: str
+    command: str
+    """The command line as run (keys never appear on it)."""
+
+
+def render(result: ProbeResult, fmt: ReportFormat, info: RunInfo) -> str:
+    """One report of ``result`` as text."""
+    match fmt:
+        case ReportFormat.JSON:
+            return json.render(result, info)
+        case ReportFormat.MARKDOWN:
+            return markdown.render(result, info)
+        case ReportFormat.HTML:
+            return html.render(result, info)
+        case ReportFormat.JUNIT:
+            return junit.render(result, info)
+        case _:
+            _never(fmt)
+
+
+def write_reports(
+    result: ProbeResult, out_dir: Path, formats: Iterable[ReportFormat], info: RunInfo
+) -> list[Path]:
+    """Render every format, then write each file atomically; the paths written, in order.
+
+    A renderer that fails writes nothing at all: rendering finishes before the first write.
+    """
+    texts = {fmt: render(result, fmt, info) for fmt in dict.fromkeys(formats)}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(out_dir, exc) from None
+    written = []
+    for fmt, text in texts.items():
+        path = out_dir / fmt.filename
+        _write_atomic(path, text)
+        written.append(path)
+    return written
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        # mkstemp makes the file 0600; a report is no secret and is meant to be shared.
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _unwritable(path, exc) from None
+        raise
+
+
+def _unwritable(path: Path, exc: OSError) -> InputError:
+    return InputError(
+        f"{path}: cannot be written ({exc.strerror}).",
+        hint="Check the permissions and free space, or choose another folder with --out.",
+    )
+
+
+def _never(value: NoReturn) -> NoReturn:
+    # typing.assert_never is 3.11+; conchcheck supports 3.10.
+    raise AssertionError(f"unhandled value: {value!r}")

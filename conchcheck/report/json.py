@@ -1,0 +1,120 @@
+"""``results.json``: every cell of a probe as data, versioned and checked by a shipped schema.
+
+``load_results`` reads one back (for ``--resume``), checking it against the schema first.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from conchcheck.errors import InputError
+from conchcheck.inputs import load_json, locate, problem
+from conchcheck.plain import to_plain
+from conchcheck.results import Cell, Outcome, Stage
+
+if TYPE_CHECKING:
+    from conchcheck.probe import ProbeResult
+    from conchcheck.report import RunInfo
+
+SCHEMA_VERSION = 1
+HINT = "results.json follows conchcheck/jsonschemas/results.schema.json; write it with --out."
+
+
+def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
+    """The whole result as plain data, in the shape ``results.schema.json`` describes."""
+    verdict: dict[str, Any] | None = to_plain(result.verdict)
+    if verdict is not None and result.verdict is not None:
+        for mode in ("native", "words"):
+            rates = getattr(result.verdict, mode)
+            verdict[mode]["rate"] = rates.rate
+            verdict[mode]["clean_rate"] = rates.clean_rate
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": to_plain(info),
+        "target": result.target,
+        "provider": result.provider,
+        "model": result.model,
+        "endpoint": result.endpoint,
+        "family": result.family,
+        "matrix": {"name": result.matrix, "digest": result.matrix_digest},
+        "budget": {
+            "requests": result.requests,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "stage_ms": dict(result.stage_ms),
+        },
+        "stopped": result.stopped,
+        "unusable": result.unusable,
+        "catalogue": to_plain(result.catalogue),
+        "verdict": verdict,
+        "cells": [{**to_plain(cell), "label": cell.label} for cell in result.cells],
+    }
+
+
+def render(result: ProbeResult, info: RunInfo) -> str:
+    """``results.json`` as text: sorted keys, two-space indent, UTF-8 as is."""
+    return dumps(to_data(result, info))
+
+
+def dumps(data: Any) -> str:
+    """The one way conchcheck writes JSON reports, so every writer gives the same bytes."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def load_results(path: Path | str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
+    """The cells of a ``results.json`` and the whole document; InputError where it is wrong."""
+    data, text, name = load_json(path)
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if type(version) is int and version != SCHEMA_VERSION:
+        raise InputError(
+            f"{name}:{locate(text, ['schema_version'])}: $.schema_version: version {version} "
+            f"is not one this conchcheck reads (it reads {SCHEMA_VERSION}).",
+            hint="A newer conchcheck may have written it: upgrade, or probe again without "
+            "--resume.",
+        )
+    error = best_match(validator().iter_errors(data))
+    if error is not None:
+        located = problem(name, text, list(error.absolute_path), error.message)
+        raise InputError(str(located), hint=HINT)
+    return tuple(_cell(item) for item in data["cells"]), data
+
+
+def _cell(item: dict[str, Any]) -> Cell:
+    return Cell(
+        id=item["id"],
+        stage=Stage(item["stage"]),
+        case=item["case"],
+        outcome=Outcome(item["outcome"]),
+        detail=item["detail"],
+        dialect=item["dialect"],
+        mode=item["mode"],
+        attempt=item["attempt"],
+        refusal_kind=item["refusal_kind"],
+        error_kind=item["error_kind"],
+        repairs=tuple(item["repairs"]),
+        findings=tuple(item["findings"]),
+        request=item["request"],
+        reply=item["reply"],
+        reading=item["reading"],
+        refusal=item["refusal"],
+        cases=tuple(item["cases"]),
+        requests=item["requests"],
+        latency_ms=float(item["latency_ms"]),
+        prompt_tokens=item["prompt_tokens"],
+        completion_tokens=item["completion_tokens"],
+        extra=item["extra"],
+    )
+
+
+@cache
+def validator() -> Draft202012Validator:
+    """The validator of ``results.schema.json``, shipped in ``conchcheck.jsonschemas``."""
+    text = files("conchcheck.jsonschemas").joinpath("results.schema.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text))

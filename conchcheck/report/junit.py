@@ -1,0 +1,141 @@
+"""``junit.xml``: a test suite per stage and a test case per cell, for CI test views.
+
+A deliberately invalid schema case passes when it is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from conchcheck.results import PASSING, Cell, Outcome, Stage
+
+if TYPE_CHECKING:
+    from conchcheck.probe import ProbeResult
+    from conchcheck.report import RunInfo
+
+# XML 1.0 has no way to write most control characters; a model's reply can hold them.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+class Judgement(str, Enum):
+    """What a cell is to a CI test view."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+def judge(cell: Cell) -> Judgement:
+    """Passed, failed, error or skipped."""
+    if cell.outcome in PASSING or _expected_refusal(cell):
+        return Judgement.PASSED
+    if cell.outcome is Outcome.SKIPPED:
+        return Judgement.SKIPPED
+    if cell.outcome is Outcome.ERROR:
+        return Judgement.ERROR
+    return Judgement.FAILED
+
+
+def render(result: ProbeResult, info: RunInfo) -> str:
+    """``junit.xml`` as text."""
+    judged = [(cell, judge(cell)) for cell in result.cells]
+    # Cells of a stage run concurrently: a stage's wall time, not the sum of its cells.
+    total = sum(result.stage_ms.values()) if result.stage_ms else None
+    root = ET.Element("testsuites", _counts(f"conchcheck {result.target}", judged, total))
+    root.set("timestamp", info.started_at)
+    for stage in Stage:
+        mine = [(cell, j) for cell, j in judged if cell.stage is stage]
+        if not mine:
+            continue
+        suite = ET.SubElement(
+            root, "testsuite", _counts(stage.value, mine, result.stage_ms.get(stage.value))
+        )
+        suite.set("timestamp", info.started_at)
+        for cell, judgement in mine:
+            _case(suite, cell, judgement)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _counts(name: str, judged: list[tuple[Cell, Judgement]], ms: float | None) -> dict[str, str]:
+    def count(which: Judgement) -> str:
+        return str(sum(j is which for _, j in judged))
+
+    return {
+        "name": _clean(name),
+        "tests": str(len(judged)),
+        "failures": count(Judgement.FAILED),
+        "errors": count(Judgement.ERROR),
+        "skipped": count(Judgement.SKIPPED),
+        "time": _seconds(ms if ms is not None else sum(cell.latency_ms for cell, _ in judged)),
+    }
+
+
+def _case(suite: ET.Element, cell: Cell, judgement: Judgement) -> None:
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": cell.stage.value, "name": _clean(cell.id), "time": _seconds(cell.latency_ms)},
+    )
+    if judgement is Judgement.FAILED:
+        failure = ET.SubElement(case, "failure", {"message": _clean(cell.label)})
+        failure.set("type", cell.outcome.value)
+        failure.text = _clean(cell.detail) or None
+    elif judgement is Judgement.ERROR:
+        error = ET.SubElement(case, "error", {"message": _clean(cell.label)})
+        error.set("type", _clean(cell.error_kind or "other"))
+        error.text = _clean(cell.detail) or None
+    elif judgement is Judgement.SKIPPED:
+        ET.SubElement(case, "skipped", {"message": _clean(cell.detail or cell.label)})
+    ET.SubElement(case, "system-out").text = _clean(_detail(cell))
+
+
+def _detail(cell: Cell) -> str:
+    lines = [f"outcome: {cell.label}"]
+    if cell.detail:
+        lines.append(f"detail: {cell.detail}")
+    if _expected_refusal(cell):
+        lines.append("expected: a deliberately invalid schema case, refused as it should be")
+    lines.append(f"case: {cell.case}")
+    for name in ("dialect", "mode"):
+        value = getattr(cell, name)
+        if value:
+            lines.append(f"{name}: {value}")
+    if cell.attempt != 1:
+        lines.append(f"attempt: {cell.attempt}")
+    if cell.repairs:
+        lines.append(f"repairs: {', '.join(cell.repairs)}")
+    refusal = cell.refusal or {}
+    message = refusal.get("message")
+    if message and message != cell.detail:
+        lines.append(f"refusal: {message}")
+    for key in ("keyword", "path"):
+        if refusal.get(key):
+            lines.append(f"refused {key}: {refusal[key]}")
+    lines += [f"finding {f.get('code', '')}: {f.get('detail', '')}" for f in cell.findings]
+    if len(cell.cases) > 1:
+        lines.append(f"sent with: {', '.join(c for c in cell.cases if c != cell.case)}")
+    lines.append(f"requests: {cell.requests}")
+    if cell.prompt_tokens is not None or cell.completion_tokens is not None:
+        lines.append(f"tokens: {cell.prompt_tokens or 0} + {cell.completion_tokens or 0}")
+    return "\n".join(lines)
+
+
+def _expected_refusal(cell: Cell) -> bool:
+    return (
+        cell.stage is Stage.DIALECT
+        and cell.outcome is Outcome.REFUSED
+        and cell.extra.get("valid") is False
+    )
+
+
+def _seconds(ms: float) -> str:
+    return f"{ms / 1000:.3f}"
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)

@@ -1,0 +1,286 @@
+"""A fixed probe result for the report tests, and ``--update-golden`` to rewrite the goldens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from conchcheck.probe import ProbeResult
+from conchcheck.report import RunInfo
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.verdict import decide
+from conchcheck.wire.catalogue import ModelInfo
+
+URL = "https://openrouter.ai/api/v1"
+MODEL = "qwen/qwen3-8b"
+HEADERS = {"authorization": "Bearer [redacted]", "content-type": "application/json"}
+PIPE_REFUSAL = (
+    'Invalid JSON payload received. Unknown name "$ref" at '
+    "'tools[0].function_declarations[0].parameters.properties[0].value': Cannot find field. "
+    "| Use `parameters` with the OpenAPI subset."
+)
+CONTEXT_REFUSAL = (
+    "This endpoint's maximum context length is 8192 tokens. However, you requested about "
+    "41250 tokens (41050 of text input, 200 in the output)."
+)
+TOOLS_REFUSAL = (
+    "No endpoints found that support tool use. To learn more about provider routing, visit: "
+    "https://openrouter.ai/docs/provider-routing"
+)
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden", default=False))
+
+
+def _request(body: dict[str, Any]) -> dict[str, Any]:
+    return {"method": "POST", "url": f"{URL}/chat/completions", "headers": HEADERS, "body": body}
+
+
+def _reply(text: str = "", calls: list[dict[str, Any]] | None = None, finish: str = "stop"):
+    return {
+        "status": 200,
+        "attempts": 1,
+        "text": text,
+        "calls": calls or [],
+        "finish": finish,
+        "finish_reason": "length" if finish == "length" else finish,
+        "usage": {"prompt_tokens": 180, "completion_tokens": 24},
+        "findings": [],
+    }
+
+
+def _refusal(kind: str, status: int, message: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "status": status,
+        "message": message,
+        "code": fields.get("code"),
+        "path": fields.get("path"),
+        "tool_index": fields.get("tool_index"),
+        "keyword": fields.get("keyword"),
+        "retry_after": None,
+    }
+
+
+def _dialect(dialect: str, case: str, cases: tuple[str, ...], refusal: dict | None, **kw) -> Cell:
+    body = {"model": MODEL, "tools": [{"type": "function", "function": {"name": c}} for c in cases]}
+    accepted = refusal is None
+    detail = (
+        "Accepted." if len(cases) == 1 else f"Accepted (sent with {len(cases) - 1} other cases)."
+    )
+    return Cell(
+        f"dialect/{dialect}/{case}",
+        Stage.DIALECT,
+        case,
+        Outcome.ACCEPTED if accepted else Outcome.REFUSED,
+        detail if accepted else refusal["message"],
+        dialect=dialect,
+        refusal_kind=None if accepted else refusal["kind"],
+        request=_request(body),
+        reply=_reply("ok") if accepted else {"status": refusal["status"], "attempts": 1},
+        refusal=refusal,
+        cases=cases,
+        latency_ms=kw.get("latency_ms", 310.5),
+        prompt_tokens=60 if accepted else None,
+        completion_tokens=1 if accepted else None,
+        extra={"feature": kw.get("feature", case), "valid": kw.get("valid", True)},
+    )
+
+
+def _prompt(stage: Stage, case: str, attempt: int, outcome: Outcome, detail: str, **kw) -> Cell:
+    calls = kw.pop("calls", [])
+    mode = stage.value
+    fields: dict[str, Any] = {
+        "mode": mode,
+        "attempt": attempt,
+        "request": _request({"model": MODEL, "messages": [{"role": "user", "content": case}]}),
+        "reply": _reply(kw.pop("text", ""), calls, kw.pop("finish", "stop")),
+        "reading": {"calls": [{"form": mode, **c, "ok": True, "repairs": []} for c in calls]},
+        "latency_ms": 820.0 + attempt,
+        "prompt_tokens": 180,
+        "completion_tokens": 24,
+    }
+    if stage is Stage.NATIVE:
+        fields["dialect"] = "gemini"
+        fields["extra"] = {"native_calls": len(calls), "marker_leak": False}
+    fields.update(kw)
+    return Cell(f"{mode}/{case}/{attempt}", stage, case, outcome, detail, **fields)
+
+
+REMEMBER = [{"id": "call_1", "name": "remember", "arguments": {"fact": "Ada likes tea"}}]
+WEATHER = [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}]
+KELVIN = [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo", "unit": "kelvin"}}]
+GOOD = "Called the expected tool with the expected arguments."
+
+
+# fmt: off
+def cells() -> tuple[Cell, ...]:
+    """Every cell of the fixed probe, in the order ``Probe.partial`` sorts them."""
+    schema_ref = _refusal(
+        "schema", 400, PIPE_REFUSAL, keyword="$ref", tool_index=1,
+        path="tools[0].function_declarations[0].parameters.properties[0].value",
+    )
+    root = _refusal(
+        "schema", 400, "Invalid schema for function 'set_mode': schema must be a JSON Schema "
+        "of 'type: \"object\"', got 'type: \"string\"'.",
+        keyword="type", path="tools[0].function.parameters",
+    )
+    context = _refusal("context_length", 400, CONTEXT_REFUSAL)
+    pair = ("baseline", "ref-defs")
+    N, W = Stage.NATIVE, Stage.WORDS
+    return (
+        Cell(
+            "reach", Stage.REACH, "reach", Outcome.PASS,
+            "The target answered a plain chat request.",
+            request=_request({"model": MODEL, "max_tokens": 8}), reply=_reply("ready"),
+            latency_ms=412.3, prompt_tokens=12, completion_tokens=1,
+        ),
+        Cell(
+            "catalogue", Stage.CATALOGUE, "catalogue", Outcome.PASS,
+            'supported_parameters: ["max_tokens", "temperature"]',
+            request={"source": f"GET {URL}/models"},
+            extra={"listed": True, "tools": False, "context_window": 40960},
+        ),
+        _dialect("gemini", "baseline", pair, None),
+        _dialect("gemini", "many-tools", ("many-tools",), context, feature="128 tools"),
+        _dialect("gemini", "ref-defs", pair, None, feature="$ref into $defs"),
+        _dialect("permissive", "baseline", ("baseline",), None),
+        _dialect("permissive", "many-tools", ("many-tools",), context, feature="128 tools"),
+        _dialect(
+            "permissive", "not-object-root", ("not-object-root",), root,
+            feature="a string at the root", valid=False,
+        ),
+        _dialect("permissive", "ref-defs", ("ref-defs",), schema_ref, feature="$ref into $defs"),
+        _prompt(N, "remember", 1, Outcome.PASS, GOOD, calls=REMEMBER),
+        _prompt(
+            N, "remember", 2, Outcome.PASS_AFTER_REPAIR, f"{GOOD} Repairs: trailing_comma.",
+            calls=REMEMBER, repairs=("trailing_comma",),
+        ),
+        _prompt(
+            N, "three-args", 1, Outcome.REFUSED, TOOLS_REFUSAL, refusal_kind="tools",
+            reply={"status": 404, "attempts": 1},
+            refusal=_refusal("tools", 404, TOOLS_REFUSAL), reading=None,
+            prompt_tokens=None, completion_tokens=None, extra={},
+        ),
+        _prompt(
+            N, "three-args", 2, Outcome.CUT_OFF,
+            "The reply hit its token limit. The model called no tool.",
+            text='<tool_call>{"name": "add_event", "arguments": {"title": "Lunch"', finish="length",
+            findings=(
+                {"code": "call_markers_in_text",
+                 "detail": "The text content holds <tool_call> markers: a call written as words."},
+            ),
+            extra={"native_calls": 0, "marker_leak": True},
+        ),
+        _prompt(
+            N, "weather-enum", 1, Outcome.WRONG_ARGUMENTS,
+            'The arguments for get_weather don\'t fit: unit: expected one of "c"|"f", got the '
+            'text "kelvin".',
+            calls=KELVIN,
+        ),
+        _prompt(N, "weather-enum", 2, Outcome.PASS, GOOD, calls=WEATHER),
+        _prompt(
+            W, "pick-tool", 1, Outcome.SKIPPED,
+            "The tool list doesn't fit the model's window: chat only.",
+            request=None, reply=None, reading=None, latency_ms=0.0,
+            prompt_tokens=None, completion_tokens=None,
+        ),
+        _prompt(W, "remember", 1, Outcome.PASS, GOOD, calls=REMEMBER),
+        _prompt(W, "remember", 2, Outcome.PASS, GOOD, calls=REMEMBER),
+        _prompt(W, "three-args", 1, Outcome.NO_CALL, "The model answered without a call.",
+                text="Sure! I have added lunch to your calendar."),
+        _prompt(
+            W, "three-args", 2, Outcome.CUT_OFF,
+            "The reply hit its token limit. The model wrote an unclosed call.",
+            text='<tool_call>{"name": "add_event", "arguments": {"title": "Lu', finish="length",
+        ),
+        _prompt(
+            W, "weather-enum", 1, Outcome.PASS_AFTER_REPAIR,
+            f"{GOOD} Repairs: single_quotes, fence.",
+            calls=WEATHER, repairs=("single_quotes", "fence"),
+        ),
+        _prompt(W, "weather-enum", 2, Outcome.PASS, GOOD, calls=WEATHER),
+        Cell(
+            "follow_up/round_trip/native/remember", Stage.FOLLOW_UP, "remember", Outcome.PASS,
+            "The final answer used the tool's result.", mode="round_trip/native",
+            request=_request({"model": MODEL}), reply=_reply("Noted: PELICAN-7."),
+            latency_ms=640.0, prompt_tokens=220, completion_tokens=9,
+        ),
+        Cell(
+            "follow_up/round_trip/words/remember", Stage.FOLLOW_UP, "remember",
+            Outcome.WRONG_ARGUMENTS, 'The final answer doesn\'t contain "PELICAN-7".',
+            mode="round_trip/words", request=_request({"model": MODEL}),
+            reply=_reply("I have remembered that."), latency_ms=700.0,
+            prompt_tokens=240, completion_tokens=7,
+        ),
+        Cell(
+            "follow_up/streaming/weather-enum", Stage.FOLLOW_UP, "weather-enum", Outcome.ERROR,
+            "No reply within 60 s.", mode="streaming", error_kind="timeout",
+            request=_request({"model": MODEL, "stream": True}), latency_ms=60000.0,
+        ),
+    )
+# fmt: on
+
+
+def build_result(**changes: Any) -> ProbeResult:
+    everything = changes.get("cells", cells())
+    catalogue = ModelInfo(
+        f"GET {URL}/models",
+        listed=True,
+        tools=False,
+        context_window=40960,
+        evidence='supported_parameters: ["max_tokens", "temperature"]',
+    )
+    verdict = decide(
+        everything, family="gemini", invalid_cases=["not-object-root"], tools_declared=False
+    )
+    values: dict[str, Any] = {
+        "target": f"openrouter:{MODEL}",
+        "provider": "openrouter",
+        "model": MODEL,
+        "endpoint": URL,
+        "family": "gemini",
+        "matrix": "default",
+        "matrix_digest": "sha256:" + "0123456789abcdef" * 4,
+        "cells": everything,
+        "catalogue": catalogue,
+        "verdict": verdict,
+        "requests": 22,
+        "prompt_tokens": 5234,
+        "completion_tokens": 318,
+        "stage_ms": {
+            "reach": 412.3,
+            "catalogue": 35.0,
+            "dialect": 2310.4,
+            "native": 5120.9,
+            "words": 4876.2,
+            "follow_up": 60210.5,
+        },
+    }
+    values.update(changes)
+    return ProbeResult(**values)
+
+
+@pytest.fixture
+def make_result() -> Callable[..., ProbeResult]:
+    """The fixed result with some fields changed: ``make_result(stopped="…")``."""
+    return build_result
+
+
+@pytest.fixture
+def result() -> ProbeResult:
+    return build_result()
+
+
+@pytest.fixture
+def info() -> RunInfo:
+    return RunInfo(
+        conchcheck_version="0.1.0",
+        started_at="2026-03-01T09:00:00Z",
+        finished_at="2026-03-01T09:01:13Z",
+        command="conchcheck probe openrouter:qwen/qwen3-8b --repeat 2 --out out",
+    )
