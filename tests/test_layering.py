@@ -22,6 +22,7 @@ PURE = {
     "plain",
     "chat",
     "results",
+    "matching",
     "verdict",
 }
 IO_MODULES = {

@@ -1,0 +1,332 @@
+"""Matrices: the built-in one is complete and satisfiable; bad ones name every problem exactly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+
+from conchcheck.arguments import read_arguments
+from conchcheck.chat import ChoiceMode, ToolChoice
+from conchcheck.errors import InputError
+from conchcheck.matching import (
+    MISSING,
+    Judgement,
+    Matcher,
+    MatcherKind,
+    as_matcher,
+    judge,
+    judge_answer,
+    match,
+)
+from conchcheck.matrix import (
+    Matrix,
+    MatrixError,
+    Prompt,
+    builtin_matrices,
+    load_matrix,
+    validate_file,
+)
+
+DATA = Path(__file__).parent / "data" / "matrices"
+DEFAULT = files("conchcheck") / "matrices" / "default.yaml"
+
+SCHEMA_CASES = [
+    "baseline",
+    "ref-defs",
+    "definitions",
+    "ref-recursive",
+    "anyof-null",
+    "type-list-null",
+    "one-of",
+    "all-of",
+    "const",
+    "additional-properties-false",
+    "additional-properties-true",
+    "pattern-properties",
+    "formats",
+    "annotations",
+    "constraints",
+    "integer-enum",
+    "prefix-items",
+    "deep-nesting",
+    "empty-parameters",
+    "no-parameters",
+    "array-root",
+    "schema-id",
+    "long-description",
+    "unicode",
+    "dotted-name",
+    "dashed-name",
+    "many-tools",
+    "dangling-ref",
+    "unknown-type",
+]
+PROMPTS = [
+    "remember-fact",
+    "weather-enum",
+    "three-arguments",
+    "integer-argument",
+    "boolean-argument",
+    "nested-object",
+    "choose-among-ten",
+    "no-tool-needed",
+    "parallel-calls",
+    "forced-choice",
+    "follow-up-code-word",
+]
+
+
+@pytest.fixture(scope="module")
+def default() -> Matrix:
+    return load_matrix("default")
+
+
+def test_builtin_matrices() -> None:
+    assert builtin_matrices() == ["default"]
+
+
+def test_default_has_every_case_and_prompt(default: Matrix) -> None:
+    assert default.name == "default"
+    assert [case.id for case in default.schema_cases] == SCHEMA_CASES
+    assert [prompt.id for prompt in default.prompts] == PROMPTS
+    data = yaml.safe_load(DEFAULT.read_text(encoding="utf-8"))
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    assert default.digest == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    assert default.path == str(DEFAULT)
+    assert validate_file("default") == []
+
+
+def _case_parameters(default: Matrix, case_id: str) -> Any:
+    (case,) = [c for c in default.schema_cases if c.id == case_id]
+    return case.tools[0].parameters
+
+
+def _text(default: Matrix, case_id: str) -> str:
+    return json.dumps(_case_parameters(default, case_id), ensure_ascii=False)
+
+
+def test_default_schema_cases_carry_their_feature(default: Matrix) -> None:
+    cases = {case.id: case for case in default.schema_cases}
+    assert [c.id for c in default.schema_cases if not c.valid] == ["dangling-ref", "unknown-type"]
+    # The emulators key on these exact strings (tests/emulators/openai_api.py).
+    assert '"$ref": "#/$defs/missing"' in _text(default, "dangling-ref")
+    assert '"type": "strung"' in _text(default, "unknown-type")
+    many = cases["many-tools"].tools
+    assert [t.name for t in many[:2]] + [many[-1].name] == [
+        "lookup_item_001",
+        "lookup_item_002",
+        "lookup_item_128",
+    ]
+    assert len({t.name for t in many}) == 128
+    assert cases["no-parameters"].tool.parameters == {}
+    assert cases["many-tools"].tool.name == "lookup_item"
+    assert cases["many-tools"].copies == 128
+    assert cases["baseline"].tools == (cases["baseline"].tool,)
+    assert _case_parameters(default, "empty-parameters") == {"type": "object", "properties": {}}
+    assert _case_parameters(default, "array-root")["type"] == "array"
+    assert len(cases["long-description"].tools[0].description) >= 2900
+    assert "città" in _text(default, "unicode")
+    assert [cases[i].tools[0].name for i in ("dotted-name", "dashed-name")] == [
+        "files.read",
+        "get-weather",
+    ]
+    depth, node = 0, _case_parameters(default, "deep-nesting")
+    while "level" + str(depth + 1) in node.get("properties", {}):
+        depth += 1
+        node = node["properties"][f"level{depth}"]
+    assert depth == 8
+    for key in ("$defs", "definitions", "prefixItems", "patternProperties", "oneOf", "allOf"):
+        assert any(key in _text(default, c.id) for c in default.schema_cases), key
+    names = [t.name for c in default.schema_cases for t in c.tools]
+    assert len(names) == len(set(names)), "cases are sent together, so names must differ"
+
+
+def test_default_prompt_details(default: Matrix) -> None:
+    prompts = {prompt.id: prompt for prompt in default.prompts}
+    assert len(prompts["choose-among-ten"].tools) == 10
+    assert prompts["forced-choice"].tools == ("remember", "get_weather")
+    assert all(default.tools[ident].name == ident for p in default.prompts for ident in p.tools)
+    assert prompts["forced-choice"].tool_choice == ToolChoice(ChoiceMode.TOOL, "remember")
+    assert prompts["weather-enum"].tool_choice == ToolChoice(ChoiceMode.AUTO)
+    assert prompts["parallel-calls"].expect.parallel
+    assert prompts["no-tool-needed"].expect.no_call
+    follow_up = prompts["follow-up-code-word"].follow_up
+    assert follow_up is not None
+    assert follow_up.result == "The code word is PELICAN-42."
+    assert follow_up.answer == Matcher(MatcherKind.CONTAINS, "PELICAN-42")
+
+
+def ideal(matcher: Matcher) -> Any:
+    """A value that a correct model would send for ``matcher``."""
+    match matcher.kind:
+        case MatcherKind.ONE_OF | MatcherKind.ITEMS_CONTAIN:
+            return matcher.value[0] if matcher.kind is MatcherKind.ONE_OF else list(matcher.value)
+        case MatcherKind.ANY:
+            return "anything"
+        case MatcherKind.ABSENT:
+            return MISSING
+        case MatcherKind.FIELDS:
+            return {name: ideal(inner) for name, inner in matcher.value}
+        case _:
+            return matcher.value
+
+
+def ideal_calls(prompt: Prompt) -> list[tuple[str, dict[str, Any]]]:
+    calls = []
+    for call in prompt.expect.calls:
+        values = {a.name: ideal(a.matcher) for a in call.arguments}
+        calls.append((call.tool, {k: v for k, v in values.items() if v is not MISSING}))
+    return calls
+
+
+@pytest.mark.parametrize("prompt_id", PROMPTS)
+def test_default_prompt_is_satisfiable(default: Matrix, prompt_id: str) -> None:
+    (prompt,) = [p for p in default.prompts if p.id == prompt_id]
+    calls = ideal_calls(prompt)
+    assert judge(calls, prompt.expect)[0] is Judgement.PASS
+    silent = judge([], prompt.expect)[0]
+    assert silent is (Judgement.NO_CALL if prompt.expect.wants_call else Judgement.PASS)
+    tools = {default.tools[ident].name: default.tools[ident] for ident in prompt.tools}
+    for name, arguments in calls:  # the ideal call also fits the tool's own schema
+        assert read_arguments(arguments, tools[name].parameters).ok, (name, arguments)
+    if prompt.follow_up is not None:
+        answer = f"It says: {ideal(prompt.follow_up.answer)}"
+        assert judge_answer(answer, prompt.follow_up.answer) is None
+
+
+def test_a_users_copy_is_checked_the_same(tmp_path: Path, default: Matrix) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(DEFAULT.read_text(encoding="utf-8"), encoding="utf-8")
+    mine = load_matrix(path)
+    assert (mine.schema_cases, mine.prompts, mine.digest) == (
+        default.schema_cases,
+        default.prompts,
+        default.digest,
+    )
+    assert mine.path == str(path)
+    path.write_text("# a comment changes nothing\n" + path.read_text(encoding="utf-8"))
+    assert load_matrix(path).digest == default.digest
+
+
+# One row a problem: (file, "line: $.path: message"). Every file's rows are all it reports.
+PROBLEMS = [
+    pytest.param("yaml-syntax", "8: YAML: found unexpected end of stream (while scanning a quoted scalar at line 6)", id="yaml-syntax"),
+    pytest.param("empty", "1: $: expected an object, got null", id="empty-file"),
+    pytest.param("structure", "2: $.version: expected 1, got 2", id="version-not-1"),
+    pytest.param("structure", '3: $.name: expected an id of lower-case letters and digits, joined by single dashes, got "Bad_Name"', id="name-not-an-id"),
+    pytest.param("structure", "4: $.colour: unknown key; expected one of version, name, description, tools, schema_cases, prompts", id="unknown-top-key"),
+    pytest.param("structure", "6: $.tools.bad name: expected a tool name of 1 to 64 letters, digits, '_', '.', ':' or '-', got \"bad name\"", id="tool-id-not-a-name"),
+    pytest.param("structure", "9: $.tools.remember.parameters: expected an object, got a list", id="parameters-not-an-object"),
+    pytest.param("structure", "10: $.tools.lister: missing 'name'", id="tool-without-name"),
+    pytest.param("structure", "15: $.schema_cases[0].tool.description: expected text, got a number", id="description-not-text"),
+    pytest.param("structure", "15: $.schema_cases[0].tool.name: expected a tool name of 1 to 64 letters, digits, '_', '.', ':' or '-', got \"has space\"", id="tool-name-with-space"),
+    pytest.param("structure", "16: $.schema_cases[0].copies: expected at least 1, got 0", id="copies-zero"),
+    pytest.param("structure", "17: $.schema_cases[1]: missing 'id'", id="case-without-id"),
+    pytest.param("structure", '17: $.schema_cases[1].feature: expected text that is not empty, got ""', id="feature-empty"),
+    pytest.param("structure", "18: $.schema_cases[1].tool: expected an object, got a list", id="case-tool-a-list"),
+    pytest.param("structure", '21: $.prompts[0].user: expected text that is not empty, got ""', id="user-empty"),
+    pytest.param("structure", "22: $.prompts[0].tools: expected at least 1 item, got []", id="no-tools-offered"),
+    pytest.param("structure", '23: $.prompts[0].tool_choice: expected auto, none, required or {tool: name}, got "sometimes"', id="tool-choice-unknown"),
+    pytest.param("structure", "28: $.prompts[0].expect.calls[0].arguments.fact.equal: unknown key; expected one of equals, equals_ci, contains, one_of, number, any, absent, items_contain, fields", id="matcher-misspelt"),
+    pytest.param("structure", "29: $.prompts[0].expect.calls[0].arguments.other: expected exactly one of equals, equals_ci, contains, one_of, number, any, absent, items_contain, fields, got contains, equals", id="matcher-two-kinds"),
+    pytest.param("structure", "30: $.prompts[0].expect.calls[0].arguments.plain: expected a matcher such as {equals_ci: paris}, or a plain value to equal, got a list", id="matcher-bare-list"),
+    pytest.param("structure", "31: $.prompts[0].expect.calls[0].arguments.count.number.value: expected a number, got text", id="number-value-text"),
+    pytest.param("structure", "32: $.prompts[0].expect.calls[0].arguments.size.number.tolerance: expected at least 0, got -1", id="tolerance-negative"),
+    pytest.param("structure", "33: $.prompts[0].expect.calls[0].arguments.gone.absent: expected true, got false", id="absent-false"),
+    pytest.param("structure", "34: $.prompts[0].expect.calls[0].arguments.empty: expected exactly one of equals, equals_ci, contains, one_of, number, any, absent, items_contain, fields, got none", id="matcher-empty"),
+    pytest.param("structure", "35: $.prompts[0].expect.parralel: unknown key; expected one of calls, no_call, parallel", id="expect-key-misspelt"),
+    pytest.param("structure", '38: $.prompts[1].tools: lists "remember" more than once', id="tool-offered-twice"),
+    pytest.param("structure", "39: $.prompts[1].tool_choice: forces a call, but no call is expected", id="forced-but-no-call"),
+    pytest.param("structure", "39: $.prompts[1].tool_choice.force: unknown key; expected one of tool", id="tool-choice-extra-key"),
+    pytest.param("structure", "41: $.prompts[1].follow_up: a follow-up needs an expected call to answer", id="follow-up-without-call"),
+    pytest.param("structure", "41: $.prompts[1].follow_up.answer.any: unknown key; expected one of equals, equals_ci, contains, one_of", id="answer-matcher-not-text"),
+    pytest.param("structure", "41: $.prompts[1].follow_up.result: expected text, got a number", id="result-not-text"),
+    pytest.param("references", "22: $.schema_cases[0].tool: no tool with id 'nowhere' in $.tools", id="case-tool-id-unknown"),
+    pytest.param("references", "23: $.schema_cases[1].id: duplicate id 'same'; also at line 20", id="duplicate-case-id"),
+    pytest.param("references", "26: $.schema_cases[1].copies: copies is only for valid cases, not valid: false", id="copies-on-invalid-case"),
+    pytest.param("references", "33: $.schema_cases[3].tool: case 'clash' has a tool named 'remember' too", id="tool-name-in-two-cases"),
+    pytest.param("references", "35: $.prompts[0].id: duplicate id 'same'; also at line 20", id="prompt-id-same-as-case-id"),
+    pytest.param("references", "37: $.prompts[0].tools[1]: no tool with id 'missing_tool' in $.tools", id="prompt-tool-id-unknown"),
+    pytest.param("references", "43: $.prompts[1].tools[1]: a second tool named 'remember'", id="two-offered-tools-one-name"),
+    pytest.param("references", "44: $.prompts[1].tool_choice.tool: 'get_weather' is not offered by this prompt (offered: remember)", id="forced-tool-not-offered"),
+    pytest.param("references", "47: $.prompts[1].expect.calls[0].tool: 'get_weather' is not offered by this prompt (offered: remember)", id="expected-tool-not-offered"),
+    pytest.param("references", "51: $.prompts[1].expect.calls[1].arguments.town: remember takes no 'town' (it takes fact)", id="argument-not-taken"),
+    pytest.param("references", "56: $.prompts[2].tool_choice: forces a call, but no call is expected", id="required-but-no-call"),
+    pytest.param("references", "58: $.prompts[2].expect.no_call: no_call is true, but calls are listed", id="no-call-with-calls"),
+    pytest.param("references", "59: $.prompts[2].expect.parallel: parallel needs at least two expected calls", id="parallel-one-call"),
+    pytest.param("references", "62: $.prompts[2].follow_up: a follow-up needs an expected call to answer", id="follow-up-no-call"),
+    pytest.param("references", "66: $.prompts[3].tool_choice: tool_choice none forbids the calls expected", id="none-but-calls"),
+    pytest.param("references", "73: $.prompts[4].expect: list the calls wanted, or set no_call: true", id="expectation-says-nothing"),
+    pytest.param("yaml-data", "4: $.name: duplicate key; also at line 3", id="duplicate-key"),
+    pytest.param("yaml-data", '15: $.prompts[0].expect.calls[0].arguments.date.equals: an unquoted date is not text; write "2025-03-14" in quotes', id="unquoted-date"),
+    pytest.param("yaml-data", "16: $.prompts[0].expect.calls[0].arguments.1: a key must be text, got a number; quote it", id="number-key"),
+    pytest.param("invalid-schemas", '10: $.tools.broken.parameters.properties.a.type: not JSON Schema: unknown type "strung" (set valid: false if that is the point)', id="unknown-type-left-valid"),
+    pytest.param("invalid-schemas", '19: $.schema_cases[0].tool.parameters.properties.a.$ref: "#/$defs/missing" points at nothing (set valid: false if that is the point)', id="dangling-ref-left-valid"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "problem"), PROBLEMS)
+def test_problem_is_reported(name: str, problem: str) -> None:
+    path = DATA / f"{name}.yaml"
+    assert f"{path}:{problem}" in validate_file(path)
+
+
+@pytest.mark.parametrize("name", sorted({str(p.values[0]) for p in PROBLEMS}))
+def test_nothing_else_is_reported(name: str) -> None:
+    path = DATA / f"{name}.yaml"
+    wanted = [f"{path}:{p.values[1]}" for p in PROBLEMS if p.values[0] == name]
+    assert validate_file(path) == wanted
+
+
+def test_every_bad_matrix_is_in_the_table() -> None:
+    assert {p.stem for p in DATA.glob("*.yaml")} == {p.values[0] for p in PROBLEMS}
+
+
+def test_matrix_error_lists_every_problem() -> None:
+    path = DATA / "references.yaml"
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(path)
+    lines = str(caught.value).splitlines()
+    assert lines[0] == f"{path} is not a valid matrix (16 problems):"
+    assert lines[1:] == validate_file(path) == list(caught.value.problems)
+    assert isinstance(caught.value, InputError)
+    assert caught.value.exit_code == 2
+
+
+def test_one_problem_is_singular() -> None:
+    with pytest.raises(MatrixError, match=r"empty.yaml is not a valid matrix \(1 problem\):\n"):
+        load_matrix(DATA / "empty.yaml")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        pytest.param(
+            "defualt",
+            "defualt: no such file, and no built-in matrix of that name.",
+            id="unknown-name",
+        ),
+        pytest.param("nope/m.yaml", "nope/m.yaml: no such file.", id="missing-file"),
+    ],
+)
+def test_unknown_matrix(given: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_matrix(given)
+    assert str(caught.value) == message
+    assert not isinstance(caught.value, MatrixError)
+
+
+def test_the_matrix_schema_is_valid_draft_2020_12() -> None:
+    text = (files("conchcheck.jsonschemas") / "matrix.schema.json").read_text(encoding="utf-8")
+    Draft202012Validator.check_schema(json.loads(text))
+
+
+def test_matchers_from_a_matrix_match() -> None:
+    assert match("Celsius", as_matcher({"equals": "celsius"})) == 'wanted "celsius", got "Celsius"'
