@@ -99,6 +99,8 @@ class Exchange:
 
 
 Sleep = Callable[[float], Awaitable[None]]
+Transport = httpx.AsyncBaseTransport
+"""What tests pass as ``transport=`` (``httpx.MockTransport``); named so callers need no httpx."""
 
 
 class Wire:
