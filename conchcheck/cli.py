@@ -6,18 +6,26 @@ text) · 2 bad usage or input · 3 target unusable · 4 stopped early.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from conchcheck import __version__, console
 from conchcheck.arguments import read_arguments
+from conchcheck.capabilities import CapabilityFile, default_path
 from conchcheck.dialects import Dialect, to_dialect
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.inputs import load_schema, load_tools, read_text
+from conchcheck.job import Job, JobSpec
+from conchcheck.matrix import load_matrix, validate_file
+from conchcheck.probe import ProbeOptions
 from conchcheck.repair import Unreadable, read_json
-from conchcheck.wire.providers import PROVIDERS
+from conchcheck.report import ReportFormat
+from conchcheck.wire.providers import PROVIDERS, parse_target
+from conchcheck.wire.transport import Policy
 from conchcheck.words import read_calls
 
 app = typer.Typer(
@@ -119,6 +127,205 @@ def providers(
     """List the providers conchcheck knows: API family, base URL, key variable, dialect."""
     known = list(PROVIDERS.values())
     console.emit_json(known) if as_json else console.show_providers(known)
+
+
+matrix_app = typer.Typer(help="Check and show probe matrices.", no_args_is_help=True)
+cache_app = typer.Typer(help="The capability file: list, show, clear, path.", no_args_is_help=True)
+app.add_typer(matrix_app, name="matrix")
+app.add_typer(cache_app, name="cache")
+
+
+@app.command()
+def probe(
+    target: Annotated[str, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")],
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Any OpenAI-compatible server, or another URL for the provider."),
+    ] = None,
+    matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
+    out: Annotated[
+        Path | None, typer.Option(help="Report folder [default: ./conchcheck-out/<target>].")
+    ] = None,
+    report_format: Annotated[
+        list[ReportFormat] | None,
+        typer.Option("--format", help="Reports to write (repeat); all by default."),
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(help="Capability file [default: $CONCHCHECK_CACHE or the user cache]."),
+    ] = None,
+    use_cache: Annotated[
+        bool,
+        typer.Option(
+            "--use-cache", help="Skip the probe when the capability file has a fresh entry."
+        ),
+    ] = False,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="Read the key from this variable instead of the provider's."),
+    ] = None,
+    allow_insecure: Annotated[
+        bool, typer.Option("--allow-insecure", help="Allow a key over plain http to another host.")
+    ] = False,
+    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    repeat: Annotated[int, typer.Option(min=1, max=100, help="Run each prompt N times.")] = 1,
+    threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Pass rate a mode needs.")
+    ] = 0.5,
+    max_requests: Annotated[
+        int | None, typer.Option(min=1, help="Stop after N requests (exit 4).")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Stop after N tokens (exit 4).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for a reply.")] = 120.0,
+    resume: Annotated[
+        Path | None,
+        typer.Option(help="A results.json to continue without repeating finished cells."),
+    ] = None,
+    expect_mode: Annotated[
+        str | None, typer.Option(help="Exit 1 unless the mode is this (native, words, none).")
+    ] = None,
+    expect_dialect: Annotated[
+        str | None, typer.Option(help="Exit 1 unless the dialect is this.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the verdict as JSON on stdout.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
+    ] = False,
+) -> None:
+    """Probe TARGET with a matrix; write reports and the capability entry.
+
+    Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
+    (unreachable, auth, unknown model) · 4 stopped early (budget, interrupt).
+    """
+    options = ProbeOptions(
+        concurrency=concurrency, repeat=repeat, threshold=threshold, max_requests=max_requests,
+        max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
+                                             concurrency=concurrency),
+    )  # fmt: skip
+    spec = JobSpec(
+        target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
+        api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
+        expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
+    )  # fmt: skip
+    try:
+        job = Job(spec)
+        cached = job.cached()
+        if cached is not None:
+            console.emit_json(cached) if as_json else console.show_cached(cached)
+            raise typer.Exit(0)
+        with console.progress(quiet=quiet or as_json) as observer:
+            try:
+                result = job.run(observer)
+            except KeyboardInterrupt:
+                partial = job.partial("interrupted (Ctrl-C)")
+                if partial is None:
+                    raise typer.Exit(4) from None
+                result = partial
+        outcome = job.finish(result)
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+    console.emit_json(outcome) if as_json else console.show_outcome(outcome)
+    raise typer.Exit(outcome.exit_code)
+
+
+@matrix_app.command("validate")
+def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.")]) -> None:
+    """Check a matrix; print every problem as file:line: path: message (exit 2 if any)."""
+    try:
+        problems = validate_file(path)
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+    for line in problems:
+        console.err.print(escape(line), soft_wrap=True)
+    if problems:
+        raise typer.Exit(2)
+    console.out.print(f"{path}: a valid matrix.")
+
+
+@matrix_app.command("show")
+def matrix_show(
+    name: Annotated[str, typer.Argument(help="A built-in matrix name or a file.")] = "default",
+) -> None:
+    """Show a matrix: its schema cases and prompts."""
+    try:
+        console.show_matrix(load_matrix(name))
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+
+
+def _cache_file(path: Optional[Path]) -> CapabilityFile:  # noqa: UP045
+    return CapabilityFile(path or default_path())
+
+
+CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="Capability file.")]  # noqa: UP045
+
+
+@cache_app.command("path")
+def cache_path(cache: CacheOption = None) -> None:
+    """Print where the capability file is."""
+    console.out.print(str(_cache_file(cache).path), soft_wrap=True)
+
+
+@cache_app.command("list")
+def cache_list(
+    cache: CacheOption = None, as_json: Annotated[bool, typer.Option("--json")] = False
+) -> None:
+    """List the entries of the capability file."""
+    try:
+        entries = _cache_file(cache).entries()
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+    console.emit_json(entries) if as_json else console.show_entries(entries)
+
+
+@cache_app.command("show")
+def cache_show(
+    target: Annotated[str, typer.Argument(help="provider:model")],
+    base_url: Annotated[str | None, typer.Option()] = None,
+    cache: CacheOption = None,
+) -> None:
+    """Show one target's entry as it is in the file."""
+    try:
+        parsed = parse_target(target, base_url=base_url)
+        entry = _cache_file(cache).get(parsed.provider.name, parsed.model, parsed.base_url)
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+    if entry is None:
+        console.err.print(f"No entry for {target} at {parsed.base_url}.")
+        raise typer.Exit(1)
+    console.emit_json(entry)
+
+
+@cache_app.command("clear")
+def cache_clear(
+    target: Annotated[
+        str | None, typer.Argument(help="provider:model; all entries when omitted")
+    ] = None,
+    cache: CacheOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Also delete a corrupt file.")] = False,
+) -> None:
+    """Remove a target's entries, or the whole file."""
+    try:
+        file = _cache_file(cache)
+        if target is None:
+            file.clear(force=force)
+            console.out.print(f"Cleared {file.path}.")
+        else:
+            parsed = parse_target(target)
+            count = file.remove(parsed.provider.name, parsed.model)
+            console.out.print(f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}.")
+    except ConchcheckError as exc:
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
 
 
 def main() -> None:

@@ -7,18 +7,32 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.syntax import Syntax
 from rich.table import Table
 
 from conchcheck.arguments import ArgumentsResult
+from conchcheck.capabilities import Entry
 from conchcheck.errors import ConchcheckError
+from conchcheck.job import JobOutcome
+from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
 from conchcheck.repair import Reading, Unreadable
+from conchcheck.results import Cell, Stage
 from conchcheck.wire.providers import Provider
 from conchcheck.words import WordsReading
 
@@ -141,6 +155,108 @@ def show_providers(providers: list[Provider]) -> None:
         )  # fmt: skip
     out.print(table)
     out.print("Targets are written provider:model; --base-url points any of them elsewhere.")
+
+
+class _Progress:
+    """A probe observer: a rich progress bar per stage on a terminal, plain lines elsewhere."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        if not quiet and err.is_terminal:
+            self.bar = Progress(
+                TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), console=err, transient=False,
+            )  # fmt: skip
+
+    def stage(self, stage: Stage, total: int) -> None:
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.task = self.bar.add_task(stage.value, total=total or None)
+        else:
+            err.print(f"{stage.value}: {total} cell{'s' * (total != 1)}", soft_wrap=True)
+
+    def cell(self, cell: Cell) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task)
+
+
+@contextmanager
+def progress(*, quiet: bool) -> Iterator[_Progress]:
+    """The observer for one probe; the bar closes however the probe ends."""
+    observer = _Progress(quiet)
+    if observer.bar is None:
+        yield observer
+        return
+    with observer.bar:
+        yield observer
+
+
+def show_outcome(outcome: JobOutcome) -> None:
+    """The closing summary: the verdict, the table of prompts, where the reports are."""
+    result = outcome.result
+    if result is not None and result.verdict is not None:
+        verdict = result.verdict
+        table = Table("target", "dialect", "mode", "native", "words", "requests", "tokens")
+        table.add_row(
+            escape(result.target), verdict.dialect.dialect or "none", verdict.mode.value,
+            f"{verdict.native.passed}/{verdict.native.total} ({verdict.native.clean} clean)",
+            f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
+            str(result.requests), str(result.prompt_tokens + result.completion_tokens),
+        )  # fmt: skip
+        out.print(table)
+        out.print(escape(verdict.reason), soft_wrap=True)
+        for finding in verdict.findings:
+            out.print(f"[yellow]finding:[/] {escape(finding)}", soft_wrap=True)
+    colour = "green" if outcome.exit_code == 0 else "yellow" if outcome.exit_code == 4 else "red"
+    out.print(f"[{colour}]{escape(outcome.message)}[/]", soft_wrap=True)
+    for path in outcome.written:
+        out.print(f"wrote {escape(str(path))}", soft_wrap=True)
+    if outcome.entry is not None:
+        out.print("capability entry written", soft_wrap=True)
+
+
+def show_cached(entry: Entry) -> None:
+    """A fresh capability entry used instead of a probe."""
+    name = escape(f"{entry.provider}:{entry.model}")
+    out.print(
+        f"Cached: {name} — dialect {entry.dialect or 'none'}, mode {entry.mode}; "
+        f"probed {entry.probed_at}, fresh until {entry.expires_at}.",
+        soft_wrap=True,
+    )
+
+
+def show_entries(entries: list[Entry]) -> None:
+    """The capability file's entries as a table."""
+    table = Table("provider", "model", "endpoint", "dialect", "mode", "native", "words", "expires")
+    for e in entries:
+        table.add_row(
+            e.provider, escape(e.model), escape(e.endpoint), e.dialect or "none", e.mode,
+            f"{e.rates.get('native', 0):.0%}", f"{e.rates.get('words', 0):.0%}", e.expires_at,
+        )  # fmt: skip
+    out.print(table)
+
+
+def show_matrix(matrix: Matrix) -> None:
+    """A matrix's schema cases and prompts."""
+    out.print(
+        f"[bold]{escape(matrix.name)}[/] — {escape(matrix.description or '')}", soft_wrap=True
+    )
+    cases = Table("schema case", "feature", "tool", title="Schema cases")
+    for case in matrix.schema_cases:
+        note = "" if case.valid else " (invalid on purpose)"
+        copies = f" ×{case.copies}" if case.copies else ""
+        cases.add_row(case.id, escape(case.feature) + note, escape(case.tool.name) + copies)
+    out.print(cases)
+    prompts = Table("prompt", "user", "tools", "expects", title="Prompts")
+    for prompt in matrix.prompts:
+        wanted = (
+            "no call" if prompt.expect.no_call else ", ".join(c.tool for c in prompt.expect.calls)
+        )
+        prompts.add_row(prompt.id, escape(prompt.user), str(len(prompt.tools)), escape(wanted))
+    out.print(prompts)
 
 
 def show_schema(schema: Any) -> None:

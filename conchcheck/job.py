@@ -1,0 +1,158 @@
+"""One probe job as the CLI runs it: resolve the target, key and matrix; probe; write the
+reports and the capability entry; decide the exit code. Callable from Python as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from conchcheck import __version__
+from conchcheck.capabilities import CapabilityFile, Entry, default_path, expires, timestamp
+from conchcheck.errors import InputError
+from conchcheck.matrix import Matrix, load_matrix
+from conchcheck.probe import Probe, ProbeObserver, ProbeOptions, ProbeResult
+from conchcheck.report import ReportFormat, RunInfo, write_reports
+from conchcheck.report.json import load_results
+from conchcheck.wire.keys import Secret, resolve_key
+from conchcheck.wire.providers import Target, parse_target
+from conchcheck.wire.transport import Transport
+
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_UNUSABLE, EXIT_STOPPED = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """Everything a probe job is asked to do."""
+
+    target: str
+    base_url: str | None = None
+    matrix: str = "default"
+    out: Path | None = None
+    formats: tuple[ReportFormat, ...] = tuple(ReportFormat)
+    cache: Path | None = None
+    use_cache: bool = False
+    write_cache: bool = True
+    api_key_env: str | None = None
+    options: ProbeOptions = field(default_factory=ProbeOptions)
+    resume: Path | None = None
+    expect_mode: str | None = None
+    expect_dialect: str | None = None
+    command: str = "conchcheck probe"
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    """What a job produced, and the exit code it maps to."""
+
+    result: ProbeResult | None
+    cached: Entry | None
+    entry: Entry | None
+    written: tuple[Path, ...]
+    exit_code: int
+    message: str
+
+
+class Job:
+    """Resolves a ``JobSpec``; ``run`` probes, ``finish`` writes; ``partial`` after a Ctrl-C."""
+
+    def __init__(self, spec: JobSpec, *, transport: Transport | None = None) -> None:
+        self.spec = spec
+        self.target: Target = parse_target(spec.target, base_url=spec.base_url)
+        self.matrix: Matrix = load_matrix(spec.matrix)
+        self.cache = CapabilityFile(spec.cache or default_path())
+        self.key: Secret | None = None
+        self.transport = transport
+        self.started = _now()
+        prior = load_results(spec.resume)[0] if spec.resume else ()
+        self.probe: Probe | None = None
+        self._prior = prior
+
+    def cached(self) -> Entry | None:
+        """A fresh capability entry for this target, when ``--use-cache`` asked for one."""
+        if not self.spec.use_cache:
+            return None
+        entry = self.cache.get(self.target.provider.name, self.target.model, self.target.base_url)
+        return entry if entry is not None and entry.fresh(_now()) else None
+
+    def run(self, observer: ProbeObserver | None = None) -> ProbeResult:
+        """Probe the target (the key is read here, so a cached answer needs none)."""
+        self.key = resolve_key(self.target.provider, api_key_env=self.spec.api_key_env)
+        self.probe = Probe(
+            self.target, self.matrix, key=self.key, options=self.spec.options,
+            transport=self.transport, observer=observer, resume=self._prior,
+        )  # fmt: skip
+        return asyncio.run(self.probe.run())
+
+    def partial(self, reason: str) -> ProbeResult | None:
+        """The cells so far, after an interrupt."""
+        return self.probe.partial(reason) if self.probe is not None else None
+
+    def out_dir(self) -> Path:
+        """``--out``, or ``./conchcheck-out/<target>`` with the target made a file name."""
+        if self.spec.out is not None:
+            return self.spec.out
+        return Path("conchcheck-out") / re.sub(r"[^A-Za-z0-9._-]+", "_", self.target.label)
+
+    def finish(self, result: ProbeResult) -> JobOutcome:
+        """Write the reports, and the capability entry of a finished probe; pick the exit code."""
+        info = RunInfo(__version__, timestamp(self.started), timestamp(_now()), self.spec.command)
+        written = tuple(write_reports(result, self.out_dir(), self.spec.formats, info))
+        entry = None
+        if result.unusable is not None:
+            message = f"The target can't be probed: {result.unusable}"
+            return JobOutcome(result, None, None, written, EXIT_UNUSABLE, message)
+        if result.stopped is not None:
+            message = (
+                f"Stopped early: {result.stopped}. Partial results are written; --resume continues."
+            )
+            return JobOutcome(result, None, None, written, EXIT_STOPPED, message)
+        if result.verdict is not None and self.spec.write_cache:
+            entry = capability_entry(result, self.started)
+            self.cache.put(entry)
+        code, message = self.expectations(result)
+        return JobOutcome(result, None, entry, written, code, message)
+
+    def expectations(self, result: ProbeResult) -> tuple[int, str]:
+        """Exit 1 when ``--expect-mode`` or ``--expect-dialect`` isn't met."""
+        verdict = result.verdict
+        assert verdict is not None
+        misses = []
+        if self.spec.expect_mode and verdict.mode.value != self.spec.expect_mode:
+            misses.append(f"mode {verdict.mode.value}, expected {self.spec.expect_mode}")
+        if self.spec.expect_dialect and verdict.dialect.dialect != self.spec.expect_dialect:
+            misses.append(f"dialect {verdict.dialect.dialect}, expected {self.spec.expect_dialect}")
+        if misses:
+            return EXIT_FAILED, "The verdict missed its expectation: " + "; ".join(misses) + "."
+        return EXIT_DONE, f"Dialect {verdict.dialect.dialect or 'none'}, mode {verdict.mode.value}."
+
+
+def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
+    """The capability file's entry for a finished probe."""
+    verdict = result.verdict
+    if verdict is None:
+        raise InputError("A probe without a verdict has no capability entry.")
+    catalogue = result.catalogue
+    return Entry(
+        provider=result.provider, model=result.model, endpoint=result.endpoint,
+        dialect=verdict.dialect.dialect, mode=verdict.mode.value,
+        rates={
+            "native": round(verdict.native.rate, 4),
+            "native_clean": round(verdict.native.clean_rate, 4),
+            "words": round(verdict.words.rate, 4),
+            "words_clean": round(verdict.words.clean_rate, 4),
+        },
+        repairs_seen=verdict.repairs_seen, refused_keywords=verdict.refused_keywords,
+        context_window=catalogue.context_window if catalogue else None,
+        tools_declared=verdict.tools_declared, tools_observed=verdict.tools_observed,
+        conchcheck_version=__version__, matrix=result.matrix,
+        matrix_digest=result.matrix_digest.removeprefix("sha256:"),
+        probed_at=timestamp(probed), expires_at=timestamp(expires(probed)),
+    )  # fmt: skip
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
