@@ -112,10 +112,14 @@ def decide_dialect(
             )
             (refused if item.kind == "schema" else limits).append(item)
     schema_refused = {(r.case, r.dialect) for r in refused}
+    # A schema refusal says the dialect can't carry the case; a tools refusal says the endpoint
+    # takes no tools at all, so no dialect carries anything there; other refusals (a window
+    # too small for 128 tools) are limits of the endpoint, not of the dialect.
+    blocked = schema_refused | {(r.case, r.dialect) for r in limits if r.kind == "tools"}
 
     def carries(dialect: str) -> bool:
         return all(
-            (case, dialect) in by and (case, dialect) not in schema_refused
+            (case, dialect) in by and (case, dialect) not in blocked
             for case in cases
             if case not in bad
         )

@@ -127,6 +127,13 @@ def test_chain(family: str, chain: tuple[str, ...]) -> None:
             {},
             id="an-invalid-case-refused-does-not-count",
         ),
+        pytest.param(
+            [dialect_cell("a", "permissive", R, "tools"), dialect_cell("a", "strict", R, "tools")],
+            "permissive",
+            None,
+            {"a": ()},
+            id="an-endpoint-without-tools-carries-no-dialect",
+        ),
     ],
 )
 def test_decide_dialect(
