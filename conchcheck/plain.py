@@ -8,7 +8,7 @@ from typing import Any
 
 
 def to_plain(value: Any) -> Any:
-    """Dataclasses become dicts of their fields, enums their values, tuples lists."""
+    """Dataclasses become dicts of their fields, enums their values, tuples lists, paths text."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Enum):
@@ -17,4 +17,6 @@ def to_plain(value: Any) -> Any:
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
+    if hasattr(value, "__fspath__"):
+        return str(value)  # a written file's path
     return value

@@ -21,6 +21,9 @@ from conchcheck.wire.transport import Exchange
 if TYPE_CHECKING:
     from conchcheck.probe import Probe
 
+SPLITTABLE = frozenset({"schema", "context_length", "other"})
+"""Refusal kinds that may concern some of a group's tools, so the group is split."""
+
 JSON_SCHEMA = "json_schema"
 """Gemini only: the pseudo-dialect of full JSON Schema sent as ``parametersJsonSchema``."""
 
@@ -117,8 +120,10 @@ async def _settle(
         gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
     )
     exchange = await probe.send(request)
-    refused = exchange.refusal is not None
-    if refused and len(cases) > 1:
+    refusal = exchange.refusal
+    # Only a refusal that may be about some of the tools is worth splitting: "takes no tools",
+    # a bad key or a quota would only be repeated for every part.
+    if refusal is not None and len(cases) > 1 and refusal.kind.value in SPLITTABLE:
         for part in _split(cases, exchange):
             await _settle(probe, part, dialect, results)
         return

@@ -5,8 +5,11 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from collections.abc import Callable, Iterator
 
 import pytest
+
+from tests.emulators.server import EmulatorServer, Handler
 
 _real_connect = socket.socket.connect
 
@@ -49,3 +52,18 @@ def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.endswith(("_API_KEY", "_PROXY", "_proxy")) or name in {"NO_COLOR", "FORCE_COLOR"}:
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Handler], EmulatorServer]]:
+    """Start emulators for one test; every one is shut down after it, pass or fail."""
+    servers: list[EmulatorServer] = []
+
+    def start(handler: Handler) -> EmulatorServer:
+        server = EmulatorServer(handler)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()

@@ -16,7 +16,6 @@ from conchcheck.arguments import read_arguments
 from conchcheck.chat import ChoiceMode, ToolChoice
 from conchcheck.errors import InputError
 from conchcheck.matching import (
-    MISSING,
     Judgement,
     Matcher,
     MatcherKind,
@@ -28,11 +27,11 @@ from conchcheck.matching import (
 from conchcheck.matrix import (
     Matrix,
     MatrixError,
-    Prompt,
     builtin_matrices,
     load_matrix,
     validate_file,
 )
+from tests.emulators.oracle import ideal, ideal_calls
 
 DATA = Path(__file__).parent / "data" / "matrices"
 DEFAULT = files("conchcheck") / "matrices" / "default.yaml"
@@ -161,29 +160,6 @@ def test_default_prompt_details(default: Matrix) -> None:
     assert follow_up is not None
     assert follow_up.result == "The code word is PELICAN-42."
     assert follow_up.answer == Matcher(MatcherKind.CONTAINS, "PELICAN-42")
-
-
-def ideal(matcher: Matcher) -> Any:
-    """A value that a correct model would send for ``matcher``."""
-    match matcher.kind:
-        case MatcherKind.ONE_OF | MatcherKind.ITEMS_CONTAIN:
-            return matcher.value[0] if matcher.kind is MatcherKind.ONE_OF else list(matcher.value)
-        case MatcherKind.ANY:
-            return "anything"
-        case MatcherKind.ABSENT:
-            return MISSING
-        case MatcherKind.FIELDS:
-            return {name: ideal(inner) for name, inner in matcher.value}
-        case _:
-            return matcher.value
-
-
-def ideal_calls(prompt: Prompt) -> list[tuple[str, dict[str, Any]]]:
-    calls = []
-    for call in prompt.expect.calls:
-        values = {a.name: ideal(a.matcher) for a in call.arguments}
-        calls.append((call.tool, {k: v for k, v in values.items() if v is not MISSING}))
-    return calls
 
 
 @pytest.mark.parametrize("prompt_id", PROMPTS)
