@@ -82,6 +82,8 @@ class ProbeResult:
     """Why the probe stopped early (budget, interrupt), or None."""
     unusable: str | None = None
     """Why the target can't be probed (unreachable, auth, unknown model), or None."""
+    stage_requests: dict[str, int] = field(default_factory=dict)
+    """Requests each stage spent (retries included)."""
 
 
 class StopProbe(Exception):
@@ -152,6 +154,7 @@ class Probe:
         self.cells: list[Cell] = []
         self.catalogue: ModelInfo | None = None
         self.stage_ms: dict[str, float] = {}
+        self.stage_requests: dict[str, int] = {}
         self.unusable: str | None = None
         self.wire: Wire | None = None
         self.limit = asyncio.Semaphore(self.options.concurrency)
@@ -236,9 +239,12 @@ class Probe:
         """Run one stage and keep its wall time."""
         if self.budget.stopped:
             return
-        started = time.perf_counter()
-        await work()
-        self.stage_ms[stage.value] = round((time.perf_counter() - started) * 1000, 1)
+        started, spent = time.perf_counter(), self.budget.requests
+        try:
+            await work()
+        finally:
+            self.stage_ms[stage.value] = round((time.perf_counter() - started) * 1000, 1)
+            self.stage_requests[stage.value] = self.budget.requests - spent
 
     async def reach(self) -> None:
         """One plain chat request: an auth or model refusal makes the target unusable."""

@@ -49,6 +49,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,
             "stage_ms": dict(result.stage_ms),
+            "stage_requests": dict(result.stage_requests),
         },
         "stopped": result.stopped,
         "unusable": result.unusable,

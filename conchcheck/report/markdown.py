@@ -294,13 +294,18 @@ def _cost(result: ProbeResult) -> list[Block]:
         f"{result.completion_tokens:,} completion tokens · {_duration(total)} in all."
     )
     rows = []
+    spent = result.stage_requests
     for stage in Stage:
         cells = _stage(result, stage)
         ms = result.stage_ms.get(stage.value)
         if cells or ms is not None:
-            rows.append((stage.value, str(len(cells)), _duration(ms) if ms is not None else "—"))
+            row = [stage.value, str(len(cells)), _duration(ms) if ms is not None else "—"]
+            if spent:
+                row.insert(2, str(spent.get(stage.value, 0)))
+            rows.append(tuple(row))
+    head = ("stage", "cells", "requests", "time") if spent else ("stage", "cells", "time")
     blocks: list[Block] = [Heading(2, "Cost"), Para((summary,))]
-    return [*blocks, Table(("stage", "cells", "time"), tuple(rows))] if rows else blocks
+    return [*blocks, Table(head, tuple(rows))] if rows else blocks
 
 
 # -- helpers -------------------------------------------------------------------------------
