@@ -229,3 +229,31 @@ def test_use_cache_skips_a_fresh_target(serve: Serve, tmp_path: Path) -> None:
     assert [e["model"] for e in json.loads(listed.stdout)] == ["m"]
     cleared = runner.invoke(app, ["cache", "clear", "vllm:m"])
     assert cleared.exit_code == 0 and "Removed 1 entry" in cleared.stdout
+
+
+def test_ctrl_c_writes_partial_results_and_exits_4(serve: Serve, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    slow = OpenAIEmulator(oracle(MATRIX))
+
+    def handler(received: Any) -> Any:
+        time.sleep(0.2)
+        return slow(received)
+
+    server = serve(handler)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url", server.url + "/v1",
+         "--out", str(tmp_path), "--quiet", "--concurrency", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while len(server.received) < 3:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 4, err
+    assert "Stopped early: interrupted (Ctrl-C)." in out
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert written["stopped"] == "interrupted (Ctrl-C)" and len(written["cells"]) >= 2
