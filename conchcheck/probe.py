@@ -339,4 +339,5 @@ class Probe:
             dict(self.stage_ms),
             stop,
             self.unusable,
+            dict(self.stage_requests),
         )

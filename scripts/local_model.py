@@ -170,12 +170,15 @@ def server_binary() -> Path:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    built = next(build.glob("bin/llama-server"))
-    binary.parent.mkdir(parents=True, exist_ok=True)
+    # llama-server links llama.cpp's shared libraries: keep them beside it, and start it with
+    # LD_LIBRARY_PATH pointing there (its RUNPATH names the build folder, removed below).
+    staged = root / "bin.tmp"
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.copytree(build / "bin", staged, symlinks=True)
     template.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(vendor / HERMES_TEMPLATE, template)
-    shutil.copy2(built, binary.with_suffix(".tmp"))
-    os.replace(binary.with_suffix(".tmp"), binary)
+    shutil.rmtree(binary.parent, ignore_errors=True)
+    os.replace(staged, binary.parent)
     shutil.rmtree(source, ignore_errors=True)
     shutil.rmtree(build, ignore_errors=True)
     return binary
@@ -274,8 +277,10 @@ def start(
     log = cache_dir() / "logs" / f"{config_name}-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
+        env = {**os.environ, "LD_LIBRARY_PATH": str(binary.parent)}
         process = subprocess.Popen(
             command,
+            env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,

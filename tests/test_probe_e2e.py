@@ -257,3 +257,11 @@ def test_ctrl_c_writes_partial_results_and_exits_4(serve: Serve, tmp_path: Path)
     assert "Stopped early: interrupted (Ctrl-C)." in out
     written = json.loads((tmp_path / "results.json").read_text())
     assert written["stopped"] == "interrupted (Ctrl-C)" and len(written["cells"]) >= 2
+
+
+def test_requests_are_counted_per_stage(serve: Serve, tmp_path: Path) -> None:
+    server = serve(OpenAIEmulator(oracle(MATRIX)))
+    _, outcome, _ = probe(server, "vllm:m", tmp_path)
+    spent = outcome["result"]["stage_requests"]
+    assert sum(spent.values()) == outcome["result"]["requests"] == len(server.received)
+    assert spent["reach"] == 1 and spent["native"] == 11
