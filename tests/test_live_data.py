@@ -1,0 +1,90 @@
+"""Real exchanges captured from llama.cpp with small models (tests/data/live/README.md), read offline.
+
+The reader, the classifier and the verdict must give today what they gave on the real run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conchcheck.chat import Finish, Reply, ToolCall
+from conchcheck.matching import judge
+from conchcheck.matrix import load_matrix
+from conchcheck.promptstage import read_native
+from conchcheck.refusals import classify
+from conchcheck.report.json import load_results
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.verdict import decide
+from conchcheck.words import read_calls
+
+DATA = Path(__file__).parent / "data" / "live"
+MATRIX = load_matrix("default")
+INVALID = [c.id for c in MATRIX.schema_cases if not c.valid]
+
+
+def run(name: str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
+    return load_results(DATA / f"{name}.results.json")
+
+
+@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
+def test_the_verdict_follows_from_the_cells(name: str) -> None:
+    cells, data = run(name)
+    verdict = decide(cells, family="permissive", invalid_cases=INVALID, tools_declared=data["catalogue"]["tools"])
+    assert verdict.mode.value == data["verdict"]["mode"]
+    assert verdict.dialect.dialect == data["verdict"]["dialect"]["dialect"]
+    assert list(verdict.refused_keywords) == data["verdict"]["refused_keywords"]
+
+
+@pytest.mark.parametrize("name", ["smollm2-hermes"])
+def test_refusals_classify_as_recorded(name: str) -> None:
+    cells, _ = run(name)
+    refused = [c for c in cells if c.outcome is Outcome.REFUSED]
+    assert {(c.case, c.dialect, c.refusal_kind) for c in refused} == {
+        ("type-list-null", "permissive", "schema"),
+        ("dangling-ref", "permissive", "schema"),
+        ("unknown-type", "permissive", "schema"),
+        ("many-tools", "permissive", "context_length"),
+        ("many-tools", "strict", "context_length"),
+    }
+    for cell in refused:
+        assert cell.reply is not None and cell.refusal is not None
+        again = classify(cell.reply["status"], cell.reply["body"])
+        assert (again.kind.value, again.message) == (cell.refusal["kind"], cell.refusal["message"])
+
+
+def test_two_native_calls_where_one_was_wanted() -> None:
+    cells, _ = run("smollm2-hermes")
+    (cell,) = [c for c in cells if c.id == "native/nested-object/1"]
+    assert cell.reply is not None
+    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in cell.reply["calls"])
+    reply = Reply(cell.reply["text"], calls, Finish(cell.reply["finish"]))
+    (prompt,) = [p for p in MATRIX.prompts if p.id == "nested-object"]
+    tools = [MATRIX.tools[t] for t in prompt.tools]
+    read = read_native(reply, tools, "strict")
+    good = [(c.name, r.arguments) for c, r in read if r is not None and r.ok]
+    judgement, _ = judge(good, prompt.expect)
+    assert [c.name for c, _ in read] == ["save_contact", "save_contact"]
+    assert judgement.value == cell.outcome.value == "wrong_tool"
+
+
+@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
+def test_words_replies_read_as_recorded(name: str) -> None:
+    cells, _ = run(name)
+    words = [c for c in cells if c.stage is Stage.WORDS and c.reply is not None and c.reading is not None]
+    assert words
+    for cell in words:
+        (prompt,) = [p for p in MATRIX.prompts if p.id == cell.case]
+        tools = [MATRIX.tools[t] for t in prompt.tools]
+        reading = read_calls(cell.reply["text"], tools, cut_off=cell.reply["finish"] == "length")  # type: ignore[index]
+        assert reading.text == cell.reading["text"]
+        assert [(c.form.value, c.name) for c in reading.calls] == [(c["form"], c["name"]) for c in cell.reading["calls"]]
+
+
+def test_tools_never_reach_a_template_without_them() -> None:
+    cells, data = run("smollm2-own")
+    assert data["catalogue"]["tools"] is False
+    assert all(c.extra.get("native_calls") == 0 for c in cells if c.stage is Stage.NATIVE)
+    assert all(c.outcome is Outcome.ACCEPTED for c in cells if c.stage is Stage.DIALECT)
