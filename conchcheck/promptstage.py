@@ -8,6 +8,7 @@ against the prompt's expectation; a reply cut by its token limit is never mended
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -318,10 +319,14 @@ async def _follow_ups(probe: Probe, prompts: list[Any]) -> None:
     calling = [p for p in prompts if not p.expect.no_call and p.follow_up is None][
         : probe.options.streaming_checks
     ]
-    jobs += [partial(_streaming, probe, p) for p in calling]
     if probe.observer:
-        probe.observer.stage(Stage.FOLLOW_UP, len(jobs))
+        probe.observer.stage(Stage.FOLLOW_UP, len(jobs) + len(calling))
     await probe.gather(jobs)
+    # Streamed against whole, one pair at a time with nothing else in flight: a server that
+    # batches concurrent requests (llama.cpp --parallel) can decode the same prompt
+    # differently at temperature 0 when the batch around it differs (seen live, SmolLM2).
+    for prompt in calling:
+        await probe.gather([partial(_streaming, probe, prompt)])
 
 
 async def _round_trip(probe: Probe, prompt: Any, mode: str, source: Cell) -> None:
@@ -396,18 +401,16 @@ async def _streaming(probe: Probe, prompt: Any) -> None:
         Tool(t.name, t.description, to_dialect(dict(t.parameters), dialect) if t.parameters else {})
         for t in tools
     )
-    exchange = await probe.send(
-        _request(probe, _messages(prompt), sent, tool_choice=_choice(prompt), stream=True)
-    )
+    request = _request(probe, _messages(prompt), sent, tool_choice=_choice(prompt))
+    whole = _judge_native(probe, cell_id, prompt, await probe.send(request), tools, dialect, 1)
+    exchange = await probe.send(dataclasses.replace(request, stream=True))
     streamed = _judge_native(probe, cell_id, prompt, exchange, tools, dialect, 1)
-    whole = next((c for c in probe.cells if c.id == f"native/{prompt.id}/1"), None)
-    same = whole is not None and whole.label == streamed.label and _calls(whole) == _calls(streamed)
+    same = whole.label == streamed.label and _calls(whole) == _calls(streamed)
     outcome = Outcome.PASS if same else streamed.outcome
     if same:
         detail = f"Streamed and whole replies agree ({streamed.label})."
     else:
-        other = whole.label if whole else "not run"
-        detail = f"Streamed: {streamed.label}; whole: {other}. {streamed.detail}"
+        detail = f"Streamed: {streamed.label}; whole: {whole.label}. {streamed.detail}"
     probe.record(
         Cell(
             **{
@@ -416,6 +419,8 @@ async def _streaming(probe: Probe, prompt: Any) -> None:
                 "detail": detail,
                 "stage": Stage.FOLLOW_UP,
                 "mode": "streaming",
+                "requests": whole.requests + streamed.requests,
+                "extra": {**streamed.extra, "whole": whole.label, "whole_reply": whole.reply},
             }
         )
     )
