@@ -15,7 +15,7 @@ def test_readme_opens_with_two_commands() -> None:
     block = re.search(r"```sh\n(.*?)```", text, re.S)
     assert block is not None
     commands = [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
-    assert commands == ["scripts/demo", "scripts/test"]
+    assert commands == ["scripts/probe-local", "scripts/test"]
     for command in commands:
         assert os.access(ROOT / command, os.X_OK), command
 
