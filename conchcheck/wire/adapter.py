@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from conchcheck.chat import ChatRequest, Finding, Reply
+from conchcheck.chat import ChatRequest, Finding, Reply, ToolCall
 from conchcheck.errors import ConchcheckError
 
 RAW_LIMIT = 4000
@@ -129,6 +129,54 @@ def parse_json(body: bytes) -> Any:
             ShapeKind.NOT_JSON,
             f"The provider answered 2xx with a body that is not JSON: {trim(text, 200)}",
         ) from None
+
+
+class RawLog:
+    """The first ``RAW_LIMIT`` characters of a stream's events, kept for the report."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, data: str) -> None:
+        """Keep ``data`` while the log is under its limit."""
+        if self.size < RAW_LIMIT:
+            self.parts.append(data)
+            self.size += len(data)
+
+    def text(self) -> str:
+        """The events, one a line, trimmed."""
+        return trim("\n".join(self.parts))
+
+
+def event_object(data: str, findings: list[Finding]) -> dict[str, Any] | None:
+    """An event's data as a JSON object, or None with a finding saying what it was instead."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        findings.append(Finding("event_not_json", trim(data, 200)))
+        return None
+    if not isinstance(value, dict):
+        findings.append(Finding("event_not_object", trim(data, 200)))
+        return None
+    return value
+
+
+def tool_call(
+    item: Any,
+    index: int,
+    findings: list[Finding],
+    arguments: Callable[[Any, str, list[Finding]], str],
+) -> ToolCall | None:
+    """A ``{"id", "function": {"name", "arguments"}}`` call; ``arguments`` reads its arguments."""
+    where = f"tool_calls[{index}]"
+    function = item.get("function") if isinstance(item, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        findings.append(Finding("call_without_name", f"{where} has no function name"))
+        return None
+    text = arguments(function.get("arguments"), where, findings)
+    call_id = item.get("id")
+    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], text)
 
 
 def trim(text: str, limit: int = RAW_LIMIT) -> str:

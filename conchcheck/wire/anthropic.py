@@ -21,13 +21,14 @@ from conchcheck.chat import (
 )
 from conchcheck.refusals import classify
 from conchcheck.wire.adapter import (
-    RAW_LIMIT,
     ChatAdapter,
     Framing,
+    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
+    event_object,
     marker_findings,
     parse_json,
     trim,
@@ -276,24 +277,16 @@ class _Events(StreamReducer):
         self.reason: Any = None
         self.usage = Usage()
         self.findings: list[Finding] = []
-        self.raw: list[str] = []
-        self.raw_size = 0
+        self.log = RawLog()
         self.refusal: Any = None
         self.events = 0
         self.stopped = False
 
     def feed(self, data: str, event: str = "message") -> None:
         self.events += 1
-        if self.raw_size < RAW_LIMIT:
-            self.raw.append(data)
-            self.raw_size += len(data)
-        try:
-            payload = json.loads(data)
-        except (ValueError, RecursionError):
-            self.findings.append(Finding("event_not_json", trim(data, 200)))
-            return
-        if not isinstance(payload, dict):
-            self.findings.append(Finding("event_not_object", trim(data, 200)))
+        self.log.add(data)
+        payload = event_object(data, self.findings)
+        if payload is None:
             return
         kind = payload.get("type")
         if event == "error" or kind == "error":
@@ -366,7 +359,7 @@ class _Events(StreamReducer):
                 call = self.call(index, block, findings)
                 if call is not None:
                     calls.append(call)
-        raw = trim("\n".join(self.raw))
+        raw = self.log.text()
         reply = _reply("".join(texts), calls, self.reason, self.usage, findings, raw, self.refusal)
         if not self.events:
             raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")

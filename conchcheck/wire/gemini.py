@@ -26,13 +26,14 @@ from conchcheck.chat import (
 from conchcheck.refusals import Refusal, classify
 from conchcheck.tools import Tool
 from conchcheck.wire.adapter import (
-    RAW_LIMIT,
     ChatAdapter,
     Framing,
+    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
+    event_object,
     marker_findings,
     parse_json,
     trim,
@@ -348,23 +349,15 @@ class _Reading:
 class _Events(StreamReducer):
     def __init__(self) -> None:
         self.reading = _Reading()
-        self.raw: list[str] = []
-        self.raw_size = 0
+        self.log = RawLog()
         self.refusal: Refusal | None = None
         self.events = 0
 
     def feed(self, data: str, event: str = "message") -> None:
         self.events += 1
-        if self.raw_size < RAW_LIMIT:
-            self.raw.append(data)
-            self.raw_size += len(data)
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            self.reading.findings.append(Finding("event_not_json", trim(data, 200)))
-            return
-        if not isinstance(chunk, dict):
-            self.reading.findings.append(Finding("event_not_object", trim(data, 200)))
+        self.log.add(data)
+        chunk = event_object(data, self.reading.findings)
+        if chunk is None:
             return
         if isinstance(chunk.get("error"), dict):
             # A failure after the 200 went out arrives as an event holding Google's error
@@ -376,7 +369,7 @@ class _Events(StreamReducer):
     def finish(self, *, terminated: bool) -> Reply:
         # `terminated` is always False here (no done marker): the finishReason is the end.
         reading = self.reading
-        reply = reading.reply(trim("\n".join(self.raw)), self.refusal)
+        reply = reading.reply(self.log.text(), self.refusal)
         if not self.events:
             raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
         if self.refusal is not None:

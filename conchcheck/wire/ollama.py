@@ -20,15 +20,17 @@ from conchcheck.chat import (
 )
 from conchcheck.refusals import classify
 from conchcheck.wire.adapter import (
-    RAW_LIMIT,
     ChatAdapter,
     Framing,
+    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
+    event_object,
     marker_findings,
     parse_json,
+    tool_call,
     trim,
 )
 
@@ -222,14 +224,7 @@ def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
 
 
 def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
-    where = f"tool_calls[{index}]"
-    function = item.get("function") if isinstance(item, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        findings.append(Finding("call_without_name", f"{where} has no function name"))
-        return None
-    arguments = _arguments(function.get("arguments"), where, findings)
-    call_id = item.get("id")
-    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], arguments)
+    return tool_call(item, index, findings, _arguments)
 
 
 def _count(value: Any) -> int | None:
@@ -266,24 +261,16 @@ class _Lines(StreamReducer):
         self.reason: Any = None
         self.usage = Usage()
         self.findings: list[Finding] = []
-        self.raw: list[str] = []
-        self.raw_size = 0
+        self.log = RawLog()
         self.refusal: Any = None
         self.events = 0
         self.done = False
 
     def feed(self, data: str, event: str = "message") -> None:
         self.events += 1
-        if self.raw_size < RAW_LIMIT:
-            self.raw.append(data)
-            self.raw_size += len(data)
-        try:
-            line = json.loads(data)
-        except (ValueError, RecursionError):
-            self.findings.append(Finding("event_not_json", trim(data, 200)))
-            return
-        if not isinstance(line, dict):
-            self.findings.append(Finding("event_not_object", trim(data, 200)))
+        self.log.add(data)
+        line = event_object(data, self.findings)
+        if line is None:
             return
         if line.get("error"):
             # Once the 200 and the first lines are out, Ollama reports a failure as one
@@ -312,7 +299,7 @@ class _Lines(StreamReducer):
         # `terminated` is ignored: NDJSON has no terminator of its own, so the transport cannot
         # know; the line with "done": true is this stream's only documented end.
         del terminated
-        text, raw = "".join(self.text), trim("\n".join(self.raw))
+        text, raw = "".join(self.text), self.log.text()
         reply = _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
         if not self.events:
             raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without a line.")

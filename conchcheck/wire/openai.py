@@ -25,12 +25,15 @@ from conchcheck.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
     Framing,
+    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
+    event_object,
     marker_findings,
     parse_json,
+    tool_call,
     trim,
 )
 
@@ -165,14 +168,7 @@ def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
 
 
 def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
-    where = f"tool_calls[{index}]"
-    function = item.get("function") if isinstance(item, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        findings.append(Finding("call_without_name", f"{where} has no function name"))
-        return None
-    arguments = _arguments(function.get("arguments"), where, findings)
-    call_id = item.get("id")
-    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], arguments)
+    return tool_call(item, index, findings, _arguments)
 
 
 def _usage(usage: Any) -> Usage:
@@ -221,23 +217,15 @@ class _Chunks(StreamReducer):
         self.reason: Any = None
         self.usage = Usage()
         self.findings: list[Finding] = []
-        self.raw: list[str] = []
-        self.raw_size = 0
+        self.log = RawLog()
         self.refusal: Any = None
         self.events = 0
 
     def feed(self, data: str, event: str = "message") -> None:
         self.events += 1
-        if self.raw_size < 4000:
-            self.raw.append(data)
-            self.raw_size += len(data)
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            self.findings.append(Finding("event_not_json", trim(data, 200)))
-            return
-        if not isinstance(chunk, dict):
-            self.findings.append(Finding("event_not_object", trim(data, 200)))
+        self.log.add(data)
+        chunk = event_object(data, self.findings)
+        if chunk is None:
             return
         if event == "error" or "error" in chunk:
             # LM Studio and Groq send an error event inside a 200 stream (provider-facts N10,
@@ -295,7 +283,7 @@ class _Chunks(StreamReducer):
             for _, slot in sorted(self.slots.items())
             if slot.name
         ]
-        raw = trim("\n".join(self.raw))
+        raw = self.log.text()
         reply = _reply(
             "".join(self.text), calls, self.reason, self.usage, self.findings, raw, self.refusal
         )
