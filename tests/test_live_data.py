@@ -32,7 +32,9 @@ def run(name: str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
 @pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
 def test_the_verdict_follows_from_the_cells(name: str) -> None:
     cells, data = run(name)
-    verdict = decide(cells, family="permissive", invalid_cases=INVALID, tools_declared=data["catalogue"]["tools"])
+    verdict = decide(
+        cells, family="permissive", invalid_cases=INVALID, tools_declared=data["catalogue"]["tools"]
+    )
     assert verdict.mode.value == data["verdict"]["mode"]
     assert verdict.dialect.dialect == data["verdict"]["dialect"]["dialect"]
     assert list(verdict.refused_keywords) == data["verdict"]["refused_keywords"]
@@ -73,14 +75,18 @@ def test_two_native_calls_where_one_was_wanted() -> None:
 @pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
 def test_words_replies_read_as_recorded(name: str) -> None:
     cells, _ = run(name)
-    words = [c for c in cells if c.stage is Stage.WORDS and c.reply is not None and c.reading is not None]
+    words = [
+        c for c in cells if c.stage is Stage.WORDS and c.reply is not None and c.reading is not None
+    ]
     assert words
     for cell in words:
         (prompt,) = [p for p in MATRIX.prompts if p.id == cell.case]
         tools = [MATRIX.tools[t] for t in prompt.tools]
         reading = read_calls(cell.reply["text"], tools, cut_off=cell.reply["finish"] == "length")  # type: ignore[index]
         assert reading.text == cell.reading["text"]
-        assert [(c.form.value, c.name) for c in reading.calls] == [(c["form"], c["name"]) for c in cell.reading["calls"]]
+        assert [(c.form.value, c.name) for c in reading.calls] == [
+            (c["form"], c["name"]) for c in cell.reading["calls"]
+        ]
 
 
 def test_tools_never_reach_a_template_without_them() -> None:
