@@ -161,6 +161,15 @@ class _Checker:
         loader = yaml.SafeLoader(text)
         try:
             self.root = loader.get_single_node()
+            shared = _shared_node(self.root)
+            if shared is not None:
+                # An alias reused inside aliases grows exponentially when walked ("billion
+                # laughs"); a matrix is small enough to write out, so none is read at all.
+                line = shared.start_mark.line + 1
+                self.problems = [
+                    f"{source}:{line}: YAML: aliases (*name) are not allowed in a matrix"
+                ]
+                return
             self.duplicate_keys(self.root, [], 0)
             raw = loader.construct_document(self.root) if self.root is not None else None
         except yaml.YAMLError as exc:
@@ -372,6 +381,22 @@ class _Checker:
         for ref_path, ref in _refs(params, []):
             if resolve_ref(params, ref) is None:
                 self.add([*where, *ref_path], f"{jsonschemas.show(ref)} points at nothing{hint}")
+
+
+def _shared_node(root: yaml.Node | None) -> yaml.Node | None:
+    """The first node reached twice (through an alias), walking each node once."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return None
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

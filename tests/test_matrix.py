@@ -306,3 +306,12 @@ def test_the_matrix_schema_is_valid_draft_2020_12() -> None:
 
 def test_matchers_from_a_matrix_match() -> None:
     assert match("Celsius", as_matcher({"equals": "celsius"})) == 'wanted "celsius", got "Celsius"'
+
+
+def test_yaml_alias_bombs_are_refused(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.yaml"
+    lines = ['a0: &a0 ["lol"]'] + [
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)
+    ]
+    bomb.write_text("\n".join(lines) + "\n")
+    assert validate_file(bomb) == [f"{bomb}:1: YAML: aliases (*name) are not allowed in a matrix"]
