@@ -8,10 +8,16 @@ from __future__ import annotations
 from conchcheck.arguments import ArgumentsResult, read_arguments
 from conchcheck.dialects import Dialect, to_dialect, unwrap_arguments
 from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
+from conchcheck.job import Job, JobSpec
+from conchcheck.matrix import Matrix, MatrixError, load_matrix
+from conchcheck.probe import Probe, ProbeOptions, ProbeResult
 from conchcheck.problems import Problem
 from conchcheck.refusals import Refusal, RefusalKind, classify
 from conchcheck.repair import Reading, Repair, Unreadable, read_json
 from conchcheck.tools import Tool, as_tool, signature
+from conchcheck.verdict import Verdict, decide
+from conchcheck.version import __version__
+from conchcheck.wire.providers import Target, parse_target
 from conchcheck.words import (
     CallForm,
     ToolList,
@@ -23,29 +29,39 @@ from conchcheck.words import (
     tool_response,
 )
 
-__version__ = "0.1.0"
-
 __all__ = [
     "ArgumentsResult",
     "CallForm",
     "ConchcheckError",
     "Dialect",
     "InputError",
+    "Job",
+    "JobSpec",
+    "Matrix",
+    "MatrixError",
+    "Probe",
+    "ProbeOptions",
+    "ProbeResult",
     "Problem",
     "Reading",
     "Refusal",
     "RefusalKind",
     "Repair",
+    "Target",
     "Tool",
     "ToolList",
     "UnknownDialectError",
     "Unreadable",
+    "Verdict",
     "WordsCall",
     "WordsReader",
     "WordsReading",
     "__version__",
     "as_tool",
     "classify",
+    "decide",
+    "load_matrix",
+    "parse_target",
     "read_arguments",
     "read_calls",
     "read_json",

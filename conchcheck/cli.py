@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from conchcheck import __version__, console
+from conchcheck import console
 from conchcheck.arguments import read_arguments
 from conchcheck.capabilities import CapabilityFile, default_path
 from conchcheck.dialects import Dialect, to_dialect
@@ -24,6 +24,7 @@ from conchcheck.matrix import load_matrix, validate_file
 from conchcheck.probe import ProbeOptions
 from conchcheck.repair import Unreadable, read_json
 from conchcheck.report import ReportFormat
+from conchcheck.version import __version__
 from conchcheck.wire.providers import PROVIDERS, parse_target
 from conchcheck.wire.transport import Policy
 from conchcheck.words import read_calls

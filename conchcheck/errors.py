@@ -2,6 +2,8 @@
 
 * ConchcheckError               base; the CLI prints it and exits with ``exit_code`` (2)
   x InputError                  a file or value given to conchcheck cannot be used
+    + MatrixError               a matrix with problems, one ``file:line: path: message``
+                                a line (``conchcheck.matrix``)
   x UnknownDialectError         a schema dialect name conchcheck does not know (also ValueError)
   x Unreadable                  text the forgiving reader cannot read (also ValueError;
                                 defined in ``conchcheck.repair``)

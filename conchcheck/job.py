@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from conchcheck import __version__
 from conchcheck.capabilities import CapabilityFile, Entry, default_path, expires, timestamp
 from conchcheck.errors import InputError
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions, ProbeResult
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
+from conchcheck.version import __version__
 from conchcheck.wire.keys import Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
 from conchcheck.wire.transport import Transport

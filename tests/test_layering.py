@@ -20,6 +20,7 @@ PURE = {
     "tools",
     "errors",
     "plain",
+    "version",
     "chat",
     "results",
     "matching",
