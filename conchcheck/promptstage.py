@@ -55,6 +55,14 @@ def offered(probe: Probe, prompt: Any) -> tuple[Tool, ...]:
     return tuple(probe.matrix.tools[name] for name in prompt.tools)
 
 
+def in_dialect(tools: Sequence[Tool], dialect: str) -> tuple[Tool, ...]:
+    """The tools with their schemas in ``dialect``, as a client would send them natively."""
+    return tuple(
+        Tool(t.name, t.description, to_dialect(dict(t.parameters), dialect) if t.parameters else {})
+        for t in tools
+    )
+
+
 def _choice(prompt: Any) -> ToolChoice | None:
     choice = prompt.tool_choice
     if choice is None or isinstance(choice, ToolChoice):
@@ -103,14 +111,7 @@ async def _prompt(probe: Probe, prompt: Any, mode: str, attempt: int) -> None:
     tools = offered(probe, prompt)
     if mode == "native":
         dialect = _dialect(probe)
-        sent = tuple(
-            Tool(
-                t.name,
-                t.description,
-                to_dialect(dict(t.parameters), dialect) if t.parameters else {},
-            )
-            for t in tools
-        )
+        sent = in_dialect(tools, dialect)
         request = _request(probe, _messages(prompt), sent, tool_choice=_choice(prompt))
         exchange = await probe.send(request)
         cell = _judge_native(probe, cell_id, prompt, exchange, tools, dialect, attempt)
@@ -342,14 +343,7 @@ async def _round_trip(probe: Probe, prompt: Any, mode: str, source: Cell) -> Non
     ]
     if mode == "native":
         dialect = source.dialect or probe.target.dialect.value
-        sent = tuple(
-            Tool(
-                t.name,
-                t.description,
-                to_dialect(dict(t.parameters), dialect) if t.parameters else {},
-            )
-            for t in tools
-        )
+        sent = in_dialect(tools, dialect)
         messages = (
             *_messages(prompt),
             Message(Role.ASSISTANT, reply.get("text", ""), tuple(calls)),
@@ -397,10 +391,7 @@ async def _streaming(probe: Probe, prompt: Any) -> None:
         return
     tools = offered(probe, prompt)
     dialect = _dialect(probe)
-    sent = tuple(
-        Tool(t.name, t.description, to_dialect(dict(t.parameters), dialect) if t.parameters else {})
-        for t in tools
-    )
+    sent = in_dialect(tools, dialect)
     request = _request(probe, _messages(prompt), sent, tool_choice=_choice(prompt))
     whole = _judge_native(probe, cell_id, prompt, await probe.send(request), tools, dialect, 1)
     exchange = await probe.send(dataclasses.replace(request, stream=True))
