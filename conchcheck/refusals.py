@@ -56,7 +56,9 @@ class Refusal:
             return True
         if self.kind is RefusalKind.OTHER:
             # 5xx covers Anthropic's 529 (vector anthropic-529-overloaded-is-other-and-retryable).
-            return self.status >= 500 or self.status == 408
+            # Anthropic reports overload inside a 200 stream too (event `error`,
+            # overloaded_error): as retryable there as its 529 is.
+            return self.status >= 500 or self.status == 408 or self.code == "overloaded_error"
         return False
 
 

@@ -493,3 +493,16 @@ def test_any_json_is_classified(status: int, value: object, headers: dict[str, s
     assert isinstance(refusal.kind, RefusalKind)
     assert refusal.retry_after is None or refusal.retry_after >= 0
     assert len(refusal.message) <= 1000
+
+
+def test_overload_inside_a_200_stream_is_retryable() -> None:
+    # Anthropic's mid-stream error event (tests/wire/anthropic/overloaded_error_mid_stream.sse).
+    body = (
+        '{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}'
+    )
+    refusal = classify(200, body)
+    assert (refusal.kind, refusal.code, refusal.retryable) == (
+        RefusalKind.OTHER,
+        "overloaded_error",
+        True,
+    )
