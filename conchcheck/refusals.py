@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["Refusal", "RefusalKind", "classify"]
+__all__ = ["Refusal", "RefusalKind", "classify", "redact_keys"]
 
 _MAX_JSON = 1 << 20  # a larger body is read as text only; no error envelope is that big
 _MAX_SCAN = 1 << 16  # the regexes never see more than this much text
@@ -202,7 +202,7 @@ def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -
     return Refusal(
         kind=kind,
         status=status,
-        message=_trim(_redact(text)),
+        message=_trim(redact_keys(text)),
         code=env.code,
         retry_after=_retry_after(head, env, text),
         path=path,
@@ -458,7 +458,8 @@ def _drop_blocks(text: str) -> str:
     return "".join(kept)
 
 
-def _redact(text: str) -> str:
+def redact_keys(text: str) -> str:
+    """``text`` with anything shaped like a provider key (16+ characters) masked."""
     # OpenAI echoes the key it refused ("Incorrect API key provided: sk-...");
     # a report must never carry one (vector openai-401-incorrect-api-key-is-redacted).
     return _KEY.sub(lambda m: "[redacted]" if len(m.group(0)) >= 16 else m.group(0), text)

@@ -9,10 +9,10 @@ anything shaped like a key) from any text a provider sends back.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from conchcheck.errors import ConchcheckError
+from conchcheck.refusals import redact_keys
 from conchcheck.wire.providers import Provider
 
 REDACTED = "[redacted]"
@@ -69,16 +69,11 @@ def resolve_key(
     return Secret(value)
 
 
-# Shapes of provider keys, for keys a provider echoes that are not ours (a different key,
-# or ours masked in the middle: OpenAI's "Incorrect API key provided: sk-abc***xyz").
-_KEY_SHAPE = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:sk-|sk-ant-|gsk_|xai-|AIza|or-|hf_|r8_|pplx-|nvapi-)[\w*-]{12,}"
-)
-
-
 def scrub(text: str, secrets: tuple[Secret | None, ...] = ()) -> str:
     """``text`` with every given key, and anything shaped like a key, replaced by a mask."""
     for secret in secrets:
         if secret is not None and secret.reveal():
             text = text.replace(secret.reveal(), REDACTED)
-    return _KEY_SHAPE.sub(REDACTED, text)
+    # Keys a provider echoes that are not ours (another key, or ours masked in the middle:
+    # OpenAI's "Incorrect API key provided: sk-abc***xyz") are masked by their shape.
+    return redact_keys(text)
