@@ -13,9 +13,9 @@ import sys
 
 from timing import best
 
-from conchcheck.arguments import read_arguments
-from conchcheck.repair import read_json
-from conchcheck.words import WordsReader, read_calls
+from conchcheck.core.arguments import read_arguments
+from conchcheck.core.repair import read_json
+from conchcheck.core.words import WordsReader, read_calls
 
 QUICK = "--quick" in sys.argv
 

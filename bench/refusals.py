@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from timing import best
 
-from conchcheck.refusals import classify
+from conchcheck.core.refusals import classify
 
 VECTORS = yaml.safe_load(
     (Path(__file__).parent.parent / "tests" / "data" / "refusals.yaml").read_text()

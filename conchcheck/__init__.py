@@ -5,20 +5,13 @@ This module is the supported import surface; everything the CLI does is callable
 
 from __future__ import annotations
 
-from conchcheck.arguments import ArgumentsResult, read_arguments
-from conchcheck.dialects import Dialect, to_dialect, unwrap_arguments
-from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
-from conchcheck.job import Job, JobSpec
-from conchcheck.matrix import Matrix, MatrixError, load_matrix
-from conchcheck.probe import Probe, ProbeOptions, ProbeResult
-from conchcheck.problems import Problem
-from conchcheck.refusals import Refusal, RefusalKind, classify
-from conchcheck.repair import Reading, Repair, Unreadable, read_json
-from conchcheck.tools import Tool, as_tool, signature
-from conchcheck.verdict import Verdict, decide
-from conchcheck.version import __version__
-from conchcheck.wire.providers import Target, parse_target
-from conchcheck.words import (
+from conchcheck.core.arguments import ArgumentsResult, read_arguments
+from conchcheck.core.dialects import Dialect, to_dialect, unwrap_arguments
+from conchcheck.core.problems import Problem
+from conchcheck.core.refusals import Refusal, RefusalKind, classify
+from conchcheck.core.repair import Reading, Repair, Unreadable, read_json
+from conchcheck.core.tools import Tool, as_tool, signature
+from conchcheck.core.words import (
     CallForm,
     ToolList,
     WordsCall,
@@ -28,6 +21,14 @@ from conchcheck.words import (
     render_tools,
     tool_response,
 )
+from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
+from conchcheck.job import Job, JobSpec
+from conchcheck.matrix import Matrix, MatrixError, load_matrix
+from conchcheck.probe import Probe, ProbeOptions
+from conchcheck.results import ProbeResult, Verdict
+from conchcheck.verdict import decide
+from conchcheck.version import __version__
+from conchcheck.wire.providers import Target, parse_target
 
 __all__ = [
     "ArgumentsResult",

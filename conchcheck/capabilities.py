@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from conchcheck.errors import ConchcheckError
-from conchcheck.inputs import json_path, locate
+from conchcheck.files import json_path, locate
 
 if sys.platform == "win32":
     import msvcrt

@@ -14,20 +14,20 @@ import typer
 from rich.markup import escape
 
 from conchcheck import console
-from conchcheck.arguments import read_arguments
 from conchcheck.capabilities import CapabilityFile, default_path
-from conchcheck.dialects import Dialect, to_dialect
+from conchcheck.core.arguments import read_arguments
+from conchcheck.core.dialects import Dialect, to_dialect
+from conchcheck.core.repair import Unreadable, read_json
+from conchcheck.core.words import read_calls
 from conchcheck.errors import ConchcheckError, InputError
-from conchcheck.inputs import load_schema, load_tools, read_text
+from conchcheck.files import load_schema, load_tools, read_text
 from conchcheck.job import Job, JobSpec
 from conchcheck.matrix import load_matrix, validate_file
 from conchcheck.probe import ProbeOptions
-from conchcheck.repair import Unreadable, read_json
 from conchcheck.report import ReportFormat
 from conchcheck.version import __version__
 from conchcheck.wire.providers import PROVIDERS, parse_target
 from conchcheck.wire.transport import Policy
-from conchcheck.words import read_calls
 
 app = typer.Typer(
     help="Probe an LLM provider and model for tool calling, with evidence.",

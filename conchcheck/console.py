@@ -25,16 +25,16 @@ from rich.progress import (
 from rich.syntax import Syntax
 from rich.table import Table
 
-from conchcheck.arguments import ArgumentsResult
 from conchcheck.capabilities import Entry
+from conchcheck.core.arguments import ArgumentsResult
+from conchcheck.core.repair import Reading, Unreadable
+from conchcheck.core.words import WordsReading
 from conchcheck.errors import ConchcheckError
 from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
-from conchcheck.repair import Reading, Unreadable
 from conchcheck.results import Cell, Stage
 from conchcheck.wire.providers import Provider
-from conchcheck.words import WordsReading
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)

@@ -6,7 +6,7 @@
                                 a line (``conchcheck.matrix``)
   x UnknownDialectError         a schema dialect name conchcheck does not know (also ValueError)
   x Unreadable                  text the forgiving reader cannot read (also ValueError;
-                                defined in ``conchcheck.repair``)
+                                defined in ``conchcheck.core.repair``)
   x CacheError                  the capability file is unreadable, corrupt or locked
                                 (``conchcheck.capabilities``)
   x CredentialsError            a provider's key variable is unset (exit 3;

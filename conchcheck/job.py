@@ -13,9 +13,10 @@ from pathlib import Path
 from conchcheck.capabilities import CapabilityFile, Entry, default_path, expires, timestamp
 from conchcheck.errors import InputError
 from conchcheck.matrix import Matrix, load_matrix
-from conchcheck.probe import Probe, ProbeObserver, ProbeOptions, ProbeResult
+from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
+from conchcheck.results import ProbeResult
 from conchcheck.version import __version__
 from conchcheck.wire.keys import Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target

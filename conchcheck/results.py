@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conchcheck.wire.catalogue import ModelInfo
 
 
 class Stage(str, Enum):
@@ -86,3 +89,101 @@ class Cell:
         if self.outcome is Outcome.ERROR:
             return f"error:{self.error_kind or 'other'}"
         return str(self.outcome.value)
+
+
+class Mode(str, Enum):
+    """How the model calls tools."""
+
+    NATIVE = "native"
+    WORDS = "words"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A schema case refused in one dialect, with the provider's words."""
+
+    case: str
+    dialect: str
+    kind: str
+    message: str
+    keyword: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DialectVerdict:
+    """The most permissive dialect in which every valid schema case was accepted."""
+
+    dialect: str | None
+    chain: tuple[str, ...]
+    refused: tuple[Refused, ...]
+    """Schema refusals, every dialect."""
+    limits: tuple[Refused, ...]
+    """Refusals for another reason (a window too small for 128 tools): the endpoint's limits."""
+    carriers: Mapping[str, tuple[str, ...]]
+    """For each case the chain's dialect could not carry: the dialects that accepted it."""
+    invalid_accepted: tuple[str, ...]
+    """Deliberately invalid cases the provider accepted anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """How the prompt cells of one mode went."""
+
+    total: int
+    passed: int
+    clean: int
+    refused_tools: int
+    no_call: int
+
+    @property
+    def rate(self) -> float:
+        """Passed (clean or after repair) over all cells."""
+        return self.passed / self.total if self.total else 0.0
+
+    @property
+    def clean_rate(self) -> float:
+        """Passed with no repair over all cells."""
+        return self.clean / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer conchcheck gives, with what it stands on."""
+
+    dialect: DialectVerdict
+    mode: Mode
+    reason: str
+    native: Rates
+    words: Rates
+    repairs_seen: tuple[str, ...]
+    refused_keywords: tuple[str, ...]
+    tools_declared: bool | None
+    tools_observed: bool | None
+    findings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """Everything a probe found: the cells, the catalogue, the verdict, what it cost."""
+
+    target: str
+    provider: str
+    model: str
+    endpoint: str
+    family: str
+    matrix: str
+    matrix_digest: str
+    cells: tuple[Cell, ...]
+    catalogue: ModelInfo | None
+    verdict: Verdict | None
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    stage_ms: dict[str, float]
+    stopped: str | None = None
+    """Why the probe stopped early (budget, interrupt), or None."""
+    unusable: str | None = None
+    """Why the target can't be probed (unreachable, auth, unknown model), or None."""
+    stage_requests: dict[str, int] = field(default_factory=dict)
+    """Requests each stage spent (retries included)."""

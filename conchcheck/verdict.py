@@ -5,86 +5,21 @@ Pure: cells in, a ``Verdict`` out, every part of it traceable to the cells it co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Iterable, Sequence
 
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import (
+    Cell,
+    DialectVerdict,
+    Mode,
+    Outcome,
+    Rates,
+    Refused,
+    Stage,
+    Verdict,
+)
 
 CLEARLY_WORSE = 0.2
 """How far below words native must fall to count as clearly worse."""
-
-
-class Mode(str, Enum):
-    """How the model calls tools."""
-
-    NATIVE = "native"
-    WORDS = "words"
-    NONE = "none"
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """A schema case refused in one dialect, with the provider's words."""
-
-    case: str
-    dialect: str
-    kind: str
-    message: str
-    keyword: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DialectVerdict:
-    """The most permissive dialect in which every valid schema case was accepted."""
-
-    dialect: str | None
-    chain: tuple[str, ...]
-    refused: tuple[Refused, ...]
-    """Schema refusals, every dialect."""
-    limits: tuple[Refused, ...]
-    """Refusals for another reason (a window too small for 128 tools): the endpoint's limits."""
-    carriers: Mapping[str, tuple[str, ...]]
-    """For each case the chain's dialect could not carry: the dialects that accepted it."""
-    invalid_accepted: tuple[str, ...]
-    """Deliberately invalid cases the provider accepted anyway."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rates:
-    """How the prompt cells of one mode went."""
-
-    total: int
-    passed: int
-    clean: int
-    refused_tools: int
-    no_call: int
-
-    @property
-    def rate(self) -> float:
-        """Passed (clean or after repair) over all cells."""
-        return self.passed / self.total if self.total else 0.0
-
-    @property
-    def clean_rate(self) -> float:
-        """Passed with no repair over all cells."""
-        return self.clean / self.total if self.total else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The answer conchcheck gives, with what it stands on."""
-
-    dialect: DialectVerdict
-    mode: Mode
-    reason: str
-    native: Rates
-    words: Rates
-    repairs_seen: tuple[str, ...]
-    refused_keywords: tuple[str, ...]
-    tools_declared: bool | None
-    tools_observed: bool | None
-    findings: tuple[str, ...]
 
 
 def chain_for(family: str) -> tuple[str, ...]:

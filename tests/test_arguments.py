@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.arguments import ProblemKind, read_arguments
+from conchcheck.core.arguments import ProblemKind, read_arguments
 
 SEARCH_MAIL = {
     "type": "object",

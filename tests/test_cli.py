@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conchcheck.cli import app
-from conchcheck.dialects import to_dialect
+from conchcheck.core.dialects import to_dialect
 
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 runner = CliRunner()

@@ -1,4 +1,4 @@
-"""Tests for conchcheck.dialects: one row per provider quirk, plus property tests."""
+"""Tests for conchcheck.core.dialects: one row per provider quirk, plus property tests."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conchcheck.dialects import (
+from conchcheck.core.dialects import (
     GEMINI_KEYWORDS,
     MAX_NODES,
     ROOT_WRAPPER,

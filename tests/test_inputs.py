@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conchcheck.errors import InputError
-from conchcheck.inputs import json_path, load_tools, locate
+from conchcheck.files import json_path, load_tools, locate
 
 TEXT = '{\n  "tools": [\n    {"name": "a"},\n    {\n      "name": 3\n    }\n  ]\n}\n'
 

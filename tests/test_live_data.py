@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from conchcheck.chat import Finish, Reply, ToolCall
-from conchcheck.matching import judge
+from conchcheck.core.matching import judge
+from conchcheck.core.refusals import classify
+from conchcheck.core.words import read_calls
 from conchcheck.matrix import load_matrix
-from conchcheck.promptstage import read_native
-from conchcheck.refusals import classify
+from conchcheck.probe.prompts import read_native
 from conchcheck.report.json import load_results
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.verdict import decide
-from conchcheck.words import read_calls
+from conchcheck.wire.chat import Finish, Reply, ToolCall
 
 DATA = Path(__file__).parent / "data" / "live"
 MATRIX = load_matrix("default")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conchcheck.matching import (
+from conchcheck.core.matching import (
     MISSING,
     ArgumentMatcher,
     Expectation,

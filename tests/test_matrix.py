@@ -12,10 +12,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from conchcheck.arguments import read_arguments
-from conchcheck.chat import ChoiceMode, ToolChoice
-from conchcheck.errors import InputError
-from conchcheck.matching import (
+from conchcheck.core.arguments import read_arguments
+from conchcheck.core.matching import (
     Judgement,
     Matcher,
     MatcherKind,
@@ -24,6 +22,7 @@ from conchcheck.matching import (
     judge_answer,
     match,
 )
+from conchcheck.errors import InputError
 from conchcheck.matrix import (
     Matrix,
     MatrixError,
@@ -31,6 +30,7 @@ from conchcheck.matrix import (
     load_matrix,
     validate_file,
 )
+from conchcheck.wire.chat import ChoiceMode, ToolChoice
 from tests.emulators.oracle import ideal, ideal_calls
 
 DATA = Path(__file__).parent / "data" / "matrices"

@@ -1,4 +1,4 @@
-"""Tests for conchcheck.refusals: real provider refusals (tests/data/refusals.yaml) and edge cases."""
+"""Tests for conchcheck.core.refusals: real provider refusals (tests/data/refusals.yaml) and edge cases."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.refusals import Refusal, RefusalKind, classify
+from conchcheck.core.refusals import Refusal, RefusalKind, classify
 
 VECTORS: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "refusals.yaml").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.repair import MAX_DEPTH, MAX_SIZE, Repair, Unreadable, read_json
+from conchcheck.core.repair import MAX_DEPTH, MAX_SIZE, Repair, Unreadable, read_json
 
 
 @pytest.mark.parametrize(

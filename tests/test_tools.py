@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from conchcheck.core.tools import Tool, as_tool, first_sentence, signature
 from conchcheck.errors import InputError
-from conchcheck.tools import Tool, as_tool, first_sentence, signature
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import Mode, Rates, chain_for, decide, decide_dialect, decide_mode
+from conchcheck.results import Cell, Mode, Outcome, Rates, Stage
+from conchcheck.verdict import chain_for, decide, decide_dialect, decide_mode
 
 
 def dialect_cell(

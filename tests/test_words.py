@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.words import (
+from conchcheck.core.words import (
     ListLevel,
     WordsReader,
     estimate_tokens,

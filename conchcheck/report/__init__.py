@@ -18,7 +18,7 @@ from conchcheck.errors import InputError
 from conchcheck.report import html, json, junit, markdown
 
 if TYPE_CHECKING:
-    from conchcheck.probe import ProbeResult
+    from conchcheck.results import ProbeResult
 
 
 class ReportFormat(str, Enum):

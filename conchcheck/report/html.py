@@ -23,8 +23,8 @@ from conchcheck.report.markdown import (
 from conchcheck.results import Cell, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.probe import ProbeResult
     from conchcheck.report import RunInfo
+    from conchcheck.results import ProbeResult
 
 CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;margin:0}

@@ -15,13 +15,13 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from conchcheck.errors import InputError
-from conchcheck.inputs import load_json, locate, problem
+from conchcheck.files import load_json, locate, problem
 from conchcheck.plain import to_plain
 from conchcheck.results import Cell, Outcome, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.probe import ProbeResult
     from conchcheck.report import RunInfo
+    from conchcheck.results import ProbeResult
 
 SCHEMA_VERSION = 1
 HINT = "results.json follows conchcheck/jsonschemas/results.schema.json; write it with --out."

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from conchcheck.results import PASSING, Cell, Outcome, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.probe import ProbeResult
     from conchcheck.report import RunInfo
+    from conchcheck.results import ProbeResult
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -10,12 +10,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from conchcheck.results import PASSING, Cell, Outcome, Stage
-from conchcheck.verdict import Rates, Refused
+from conchcheck.results import PASSING, Cell, Outcome, Rates, Refused, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.probe import ProbeResult
     from conchcheck.report import RunInfo
+    from conchcheck.results import ProbeResult
 
 VERBATIM_LIMIT = 2000
 """Characters of one provider message shown; results.json keeps all of it."""

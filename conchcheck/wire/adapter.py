@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from conchcheck.chat import ChatRequest, Finding, Reply, ToolCall
 from conchcheck.errors import ConchcheckError
+from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
 
 RAW_LIMIT = 4000
 """Characters of a body or stream kept in ``Reply.raw`` for the report."""

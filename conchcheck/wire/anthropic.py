@@ -8,18 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from conchcheck.chat import (
-    ChatRequest,
-    ChoiceMode,
-    Finding,
-    Finish,
-    Message,
-    Reply,
-    Role,
-    ToolCall,
-    Usage,
-)
-from conchcheck.refusals import classify
+from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
     Framing,
@@ -32,6 +21,17 @@ from conchcheck.wire.adapter import (
     marker_findings,
     parse_json,
     trim,
+)
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
 )
 
 API_VERSION = "2023-06-01"

@@ -11,20 +11,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from conchcheck.chat import (
-    ChatRequest,
-    ChoiceMode,
-    Finding,
-    Finish,
-    Message,
-    Reply,
-    Role,
-    ToolCall,
-    ToolChoice,
-    Usage,
-)
-from conchcheck.refusals import Refusal, classify
-from conchcheck.tools import Tool
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
     Framing,
@@ -37,6 +25,18 @@ from conchcheck.wire.adapter import (
     marker_findings,
     parse_json,
     trim,
+)
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    ToolChoice,
+    Usage,
 )
 
 SCHEMA_FIELDS = ("parameters", "parametersJsonSchema")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from conchcheck.core.refusals import redact_keys
 from conchcheck.errors import ConchcheckError
-from conchcheck.refusals import redact_keys
 from conchcheck.wire.providers import Provider
 
 REDACTED = "[redacted]"

@@ -8,17 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from conchcheck.chat import (
-    ChatRequest,
-    Finding,
-    Finish,
-    Message,
-    Reply,
-    Role,
-    ToolCall,
-    Usage,
-)
-from conchcheck.refusals import classify
+from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
     Framing,
@@ -32,6 +22,16 @@ from conchcheck.wire.adapter import (
     parse_json,
     tool_call,
     trim,
+)
+from conchcheck.wire.chat import (
+    ChatRequest,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
 )
 
 TRUNCATION_RATIO = 0.8

@@ -10,18 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from conchcheck.chat import (
-    ChatRequest,
-    ChoiceMode,
-    Finding,
-    Finish,
-    Message,
-    Reply,
-    Role,
-    ToolCall,
-    Usage,
-)
-from conchcheck.refusals import classify
+from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
     Framing,
@@ -35,6 +24,17 @@ from conchcheck.wire.adapter import (
     parse_json,
     tool_call,
     trim,
+)
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
 )
 
 _FINISH = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
 
-from conchcheck.dialects import Dialect
+from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from conchcheck.chat import ChatRequest, Reply
-from conchcheck.refusals import Refusal, RefusalKind, classify
+from conchcheck.core.refusals import Refusal, RefusalKind, classify
 from conchcheck.wire.adapter import ChatAdapter, Framing, WireRequest, WireShapeError, trim
+from conchcheck.wire.chat import ChatRequest, Reply
 from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
 from conchcheck.wire.keys import Secret, scrub
 from conchcheck.wire.providers import Target, is_loopback

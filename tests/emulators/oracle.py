@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conchcheck.matching import MISSING, Matcher, MatcherKind
+from conchcheck.core.matching import MISSING, Matcher, MatcherKind
 from conchcheck.matrix import Matrix, Prompt
 from tests.emulators.model import SLOPPY, WORDS, Answer, Asked, Behaviour, Call
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from conchcheck.probe import ProbeResult
 from conchcheck.report import RunInfo
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, Outcome, ProbeResult, Stage
 from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
 

@@ -12,12 +12,10 @@ import pytest
 import conchcheck.report.html
 import conchcheck.report.markdown
 from conchcheck.errors import InputError
-from conchcheck.probe import ProbeResult
 from conchcheck.report import ReportFormat, RunInfo, render, write_reports
 from conchcheck.report.html import render_matrix
 from conchcheck.report.json import load_results, to_data, validator
-from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import Mode
+from conchcheck.results import Cell, Mode, Outcome, ProbeResult, Stage
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 

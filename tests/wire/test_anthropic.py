@@ -10,7 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.chat import (
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
+from conchcheck.wire.adapter import ShapeKind, WireShapeError
+from conchcheck.wire.anthropic import AnthropicAdapter
+from conchcheck.wire.chat import (
     ChatRequest,
     ChoiceMode,
     Finish,
@@ -21,10 +25,6 @@ from conchcheck.chat import (
     ToolChoice,
     Usage,
 )
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
-from conchcheck.wire.adapter import ShapeKind, WireShapeError
-from conchcheck.wire.anthropic import AnthropicAdapter
 from conchcheck.wire.framing import SSEDecoder
 
 FIXTURES = Path(__file__).parent / "anthropic"

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.chat import (
+from conchcheck.core.tools import Tool
+from conchcheck.wire.adapter import Framing, ShapeKind, WireShapeError
+from conchcheck.wire.chat import (
     ChatRequest,
     ChoiceMode,
     Finish,
@@ -20,8 +22,6 @@ from conchcheck.chat import (
     ToolCall,
     ToolChoice,
 )
-from conchcheck.tools import Tool
-from conchcheck.wire.adapter import Framing, ShapeKind, WireShapeError
 from conchcheck.wire.framing import SSEDecoder
 from conchcheck.wire.gemini import SKIP_SIGNATURE, GeminiAdapter
 

@@ -11,7 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.chat import (
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
+from conchcheck.wire.adapter import Framing, ShapeKind, WireShapeError
+from conchcheck.wire.chat import (
     ChatRequest,
     ChoiceMode,
     Finding,
@@ -23,9 +26,6 @@ from conchcheck.chat import (
     ToolChoice,
     Usage,
 )
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
-from conchcheck.wire.adapter import Framing, ShapeKind, WireShapeError
 from conchcheck.wire.framing import NDJSONDecoder
 from conchcheck.wire.ollama import OllamaAdapter, truncation_finding
 

@@ -9,9 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.chat import ChatRequest, ChoiceMode, Finish, Message, Role, ToolCall, ToolChoice
-from conchcheck.tools import Tool
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import ShapeKind, WireShapeError
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finish,
+    Message,
+    Role,
+    ToolCall,
+    ToolChoice,
+)
 from conchcheck.wire.framing import SSEDecoder
 from conchcheck.wire.openai import OpenAIAdapter
 

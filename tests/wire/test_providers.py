@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conchcheck.dialects import Dialect
+from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key, scrub
 from conchcheck.wire.providers import PROVIDERS, is_loopback, parse_target

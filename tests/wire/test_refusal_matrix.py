@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from conchcheck.chat import ChatRequest, Message, Role
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
 from conchcheck.wire import adapter_for
+from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import parse_target
 from conchcheck.wire.transport import Exchange, Policy, Wire

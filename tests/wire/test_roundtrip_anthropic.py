@@ -9,11 +9,19 @@ from typing import Any
 
 import pytest
 
-from conchcheck.chat import ChatRequest, ChoiceMode, Finish, Message, Role, ToolCall, ToolChoice
-from conchcheck.dialects import to_dialect
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
+from conchcheck.core.dialects import to_dialect
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
 from conchcheck.wire.anthropic import AnthropicAdapter
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finish,
+    Message,
+    Role,
+    ToolCall,
+    ToolChoice,
+)
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import parse_target
 from conchcheck.wire.transport import Exchange, Wire

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from conchcheck.chat import ChatRequest, ChoiceMode, Message, Role, ToolCall, ToolChoice
-from conchcheck.dialects import to_dialect
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
+from conchcheck.core.dialects import to_dialect
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
 from conchcheck.wire import ADAPTERS, adapter_for
 from conchcheck.wire.catalogue import Catalogues, ModelInfo
+from conchcheck.wire.chat import ChatRequest, ChoiceMode, Message, Role, ToolCall, ToolChoice
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import PROVIDERS, parse_target
 from conchcheck.wire.transport import Exchange, Wire

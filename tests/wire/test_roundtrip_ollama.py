@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from conchcheck.chat import ChatRequest, Finish, Message, Role, ToolCall
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
 from conchcheck.wire.catalogue import Catalogues, ModelInfo
+from conchcheck.wire.chat import ChatRequest, Finish, Message, Role, ToolCall
 from conchcheck.wire.ollama import OllamaAdapter
 from conchcheck.wire.providers import parse_target
 from conchcheck.wire.transport import Exchange, Wire

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from conchcheck.chat import ChatRequest, Finish, Message, Role
-from conchcheck.refusals import RefusalKind
-from conchcheck.tools import Tool
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.tools import Tool
+from conchcheck.wire.chat import ChatRequest, Finish, Message, Role
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.openai import OpenAIAdapter
 from conchcheck.wire.providers import parse_target
@@ -466,7 +466,7 @@ def test_a_call_when_none_is_needed_arrives_with_its_words(serve: Serve, stream:
 
 
 def test_groq_failed_generation_reads_as_a_call_in_words(serve: Serve) -> None:
-    from conchcheck.words import read_calls
+    from conchcheck.core.words import read_calls
 
     exchange = send(
         serve(

@@ -1,4 +1,4 @@
-"""Matrices: the schema cases and tool prompts a probe sends, read from YAML and checked.
+"""Loading matrices: the schema cases and tool prompts a probe sends, read from YAML and checked.
 
 A matrix is checked by ``jsonschemas/matrix.schema.json``, then for what a schema can't say
 (unique ids, tools that exist and are offered); each problem is ``file:line: $.path: message``.
@@ -7,11 +7,8 @@ A matrix is checked by ``jsonschemas/matrix.schema.json``, then for what a schem
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
@@ -22,82 +19,18 @@ from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 
 from conchcheck import jsonschemas
-from conchcheck.chat import ChoiceMode, ToolChoice
+from conchcheck.core.matching import ArgumentMatcher, Expectation, ExpectedCall, as_matcher
+from conchcheck.core.schemas import resolve_ref
+from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
 from conchcheck.errors import InputError
-from conchcheck.inputs import json_path, read_text
-from conchcheck.matching import ArgumentMatcher, ExpectedCall, Matcher, as_matcher
-from conchcheck.matching import Expectation as Expectation
-from conchcheck.schemas import resolve_ref
-from conchcheck.tools import Tool
+from conchcheck.files import json_path, read_text
+from conchcheck.matrix.model import FollowUp, Matrix, Prompt, SchemaCase, copy_names, digest
 
 MAX_DEPTH = 64
 """Deeper YAML is reported, not read (it also stops recursive aliases)."""
 
 _Path = list[str | int]
-_AUTO = ToolChoice(ChoiceMode.AUTO)
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-
-
-@dataclass(frozen=True, slots=True)
-class SchemaCase:
-    """A tool whose parameters exercise one schema feature that providers treat differently."""
-
-    id: str
-    feature: str
-    tool: Tool
-    valid: bool = True
-    """False for a deliberately invalid schema, which a provider should refuse."""
-    copies: int | None = None
-    """Send the tool this many times, named ``<name>_001``, ``<name>_002``, …"""
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:
-        """The tools the case sends: the tool, or its copies."""
-        tool = self.tool
-        return tuple(
-            Tool(n, tool.description, tool.parameters) for n in _names(tool.name, self.copies)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class FollowUp:
-    """A round trip: each call gets ``result`` back, and the final answer must fit ``answer``."""
-
-    result: str
-    answer: Matcher
-
-
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """A user message, the tools offered, and what a correct outcome is."""
-
-    id: str
-    user: str
-    tools: tuple[str, ...]
-    """Ids of the tools offered, in ``Matrix.tools``."""
-    expect: Expectation
-    system: str | None = None
-    tool_choice: ToolChoice = _AUTO
-    follow_up: FollowUp | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Matrix:
-    """A matrix that passed every check."""
-
-    name: str
-    description: str
-    tools: Mapping[str, Tool]
-    """The reusable tools by id, in file order (read-only)."""
-    schema_cases: tuple[SchemaCase, ...]
-    prompts: tuple[Prompt, ...]
-    path: str
-    """The file it was read from."""
-    source: Any
-    """The matrix as read, as JSON data."""
-    digest: str
-    """``sha256:`` of ``source`` as canonical JSON (sorted keys), so results name the matrix."""
-    version: int = 1
 
 
 class MatrixError(InputError):
@@ -290,7 +223,7 @@ class _Checker:
         name = tool["name"]
         if isinstance(copies, int) and len(name) > 60:
             self.add([*where, "copies"], f"copies add _NNN, so keep '{name}' to 60 characters")
-        expanded = _names(name, copies if isinstance(copies, int) else None)
+        expanded = copy_names(name, copies if isinstance(copies, int) else None)
         clash = next((n for n in expanded if n in names), None)
         if clash is not None:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
@@ -436,7 +369,6 @@ def _refs(node: Any, path: _Path) -> Iterator[tuple[_Path, str]]:
 
 def _build(data: dict[str, Any], path: str) -> Matrix:
     tools = {ident: _tool(spec) for ident, spec in data.get("tools", {}).items()}
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
     cases = tuple(_case(spec, tools) for spec in data.get("schema_cases", []))
     prompts = tuple(_prompt(spec) for spec in data.get("prompts", []))
     return Matrix(
@@ -447,13 +379,9 @@ def _build(data: dict[str, Any], path: str) -> Matrix:
         prompts=prompts,
         path=path,
         source=data,
-        digest="sha256:" + hashlib.sha256(canonical.encode()).hexdigest(),
+        digest=digest(data),
         version=data["version"],
     )
-
-
-def _names(name: str, copies: int | None) -> list[str]:
-    return [f"{name}_{n:03d}" for n in range(1, copies + 1)] if copies else [name]
 
 
 def _tool(spec: dict[str, Any]) -> Tool:

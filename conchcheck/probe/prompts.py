@@ -13,18 +13,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from conchcheck.arguments import ArgumentsResult, read_arguments
-from conchcheck.chat import ChatRequest, ChoiceMode, Message, Reply, Role, ToolCall, ToolChoice
-from conchcheck.dialects import to_dialect, unwrap_arguments
-from conchcheck.matching import Judgement, judge, judge_answer
-from conchcheck.repair import Unreadable, read_json
+from conchcheck.core.arguments import ArgumentsResult, read_arguments
+from conchcheck.core.dialects import to_dialect, unwrap_arguments
+from conchcheck.core.matching import Judgement, judge, judge_answer
+from conchcheck.core.repair import Unreadable, read_json
+from conchcheck.core.tools import Tool
+from conchcheck.core.words import ListLevel, read_calls, render_tools, tool_response
 from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.tools import Tool
+from conchcheck.wire.chat import ChatRequest, ChoiceMode, Message, Reply, Role, ToolCall, ToolChoice
 from conchcheck.wire.transport import Exchange
-from conchcheck.words import ListLevel, read_calls, render_tools, tool_response
 
 if TYPE_CHECKING:
-    from conchcheck.probe import Probe
+    from conchcheck.probe.context import StageContext as Probe
 
 _OUTCOMES = {
     Judgement.PASS: Outcome.PASS,

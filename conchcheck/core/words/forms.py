@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from conchcheck.arguments import ArgumentsResult, Normalisation, read_arguments
-from conchcheck.repair import Repair, Unreadable, read_json
-from conchcheck.tools import Tool
+from conchcheck.core.arguments import ArgumentsResult, Normalisation, read_arguments
+from conchcheck.core.repair import Repair, Unreadable, read_json
+from conchcheck.core.tools import Tool
 
 CALL_FORMAT = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT": "VALUE"}}</tool_call>'
 """How a call is written, as the model is told."""

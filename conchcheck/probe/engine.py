@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from conchcheck.chat import ChatRequest, Message, Role
-from conchcheck.evidence import refusal_evidence, reply_evidence, request_evidence, tokens
-from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import Verdict, decide
+from conchcheck.probe.dialect import run_dialects
+from conchcheck.probe.evidence import refusal_evidence, reply_evidence, request_evidence, tokens
+from conchcheck.probe.prompts import run_prompts
+from conchcheck.results import Cell, Outcome, ProbeResult, Stage
+from conchcheck.verdict import decide
 from conchcheck.wire import adapter_for
 from conchcheck.wire.catalogue import Catalogues, ModelInfo
+from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import Target
 from conchcheck.wire.transport import Exchange, Policy, Transport, Wire, WireErrorKind
@@ -60,32 +60,6 @@ class ProbeObserver(Protocol):
         """A cell finished."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
-    """Everything a probe found: the cells, the catalogue, the verdict, what it cost."""
-
-    target: str
-    provider: str
-    model: str
-    endpoint: str
-    family: str
-    matrix: str
-    matrix_digest: str
-    cells: tuple[Cell, ...]
-    catalogue: ModelInfo | None
-    verdict: Verdict | None
-    requests: int
-    prompt_tokens: int
-    completion_tokens: int
-    stage_ms: dict[str, float]
-    stopped: str | None = None
-    """Why the probe stopped early (budget, interrupt), or None."""
-    unusable: str | None = None
-    """Why the target can't be probed (unreachable, auth, unknown model), or None."""
-    stage_requests: dict[str, int] = field(default_factory=dict)
-    """Requests each stage spent (retries included)."""
-
-
 class StopProbe(Exception):
     """The budget is spent or the probe was interrupted."""
 
@@ -120,12 +94,6 @@ class Budget:
         prompt, completion = tokens(exchange)
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
-
-
-def matrix_digest(data: Any) -> str:
-    """``sha256:`` of the matrix's content as canonical JSON."""
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 class Probe:
@@ -218,9 +186,6 @@ class Probe:
 
     async def run(self) -> ProbeResult:
         """Every stage in order; stops early on an unusable target or a spent budget."""
-        from conchcheck.promptstage import run_prompts
-        from conchcheck.schemastage import run_dialects
-
         async with Wire(policy=self.options.policy, transport=self.transport) as wire:
             self.wire = wire
             try:
@@ -329,7 +294,7 @@ class Probe:
             self.target.base_url,
             family,
             self.matrix.name,
-            matrix_digest(self.matrix.source),
+            self.matrix.digest,
             cells,
             self.catalogue,
             verdict,

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from conchcheck.refusals import Refusal
-from conchcheck.tools import Tool
+from conchcheck.core.refusals import Refusal
+from conchcheck.core.tools import ChoiceMode as ChoiceMode
+from conchcheck.core.tools import Tool
+from conchcheck.core.tools import ToolChoice as ToolChoice
 
 
 class Role(str, Enum):
@@ -45,23 +47,6 @@ class Message:
     """For a tool result: the call it answers."""
     name: str | None = None
     """For a tool result: the tool's name (Gemini and Ollama want it)."""
-
-
-class ChoiceMode(str, Enum):
-    """How the model may use the tools it is given."""
-
-    AUTO = "auto"
-    NONE = "none"
-    REQUIRED = "required"
-    TOOL = "tool"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolChoice:
-    """A tool choice; ``name`` is set for ``ChoiceMode.TOOL`` (force that tool)."""
-
-    mode: ChoiceMode
-    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

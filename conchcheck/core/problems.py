@@ -16,8 +16,8 @@ from typing import Any
 import jsonschema
 from jsonschema.validators import validator_for
 
-from conchcheck.schemas import nullable_branch, types_of
-from conchcheck.tools import signature
+from conchcheck.core.schemas import nullable_branch, types_of
+from conchcheck.core.tools import signature
 
 
 class ProblemKind(str, Enum):

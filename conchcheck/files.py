@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
+from conchcheck.core.tools import Tool, as_tool
 from conchcheck.errors import InputError
-from conchcheck.tools import Tool, as_tool
 
 
 def read_text(source: Path | str | None) -> tuple[str, str]:

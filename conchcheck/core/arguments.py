@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from conchcheck.problems import Problem, ProblemKind, check, message, problem
-from conchcheck.repair import MAX_DEPTH, Repair, Unreadable, depth_of, read_json
-from conchcheck.schemas import follow_refs, nullable_branch, types_of
+from conchcheck.core.problems import Problem, ProblemKind, check, message, problem
+from conchcheck.core.repair import MAX_DEPTH, Repair, Unreadable, depth_of, read_json
+from conchcheck.core.schemas import follow_refs, nullable_branch, types_of
 
 MAX_UNWRAP = 3
 """How many layers of JSON-in-a-string and envelopes are unwrapped."""

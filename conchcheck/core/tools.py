@@ -6,10 +6,11 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
+from conchcheck.core.schemas import resolve_ref
 from conchcheck.errors import InputError
-from conchcheck.schemas import resolve_ref
 
 SIGNATURE_DEPTH = 3
 """Nested objects deeper than this are written as ``object`` in a signature."""
@@ -132,3 +133,20 @@ class _Signature:
         if node.get("additionalProperties") not in (None, False):
             fields.append("...")
         return "{" + ", ".join(fields) + "}"
+
+
+class ChoiceMode(str, Enum):
+    """How the model may use the tools it is given."""
+
+    AUTO = "auto"
+    NONE = "none"
+    REQUIRED = "required"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    """A tool choice; ``name`` is set for ``ChoiceMode.TOOL`` (force that tool)."""
+
+    mode: ChoiceMode
+    name: str | None = None

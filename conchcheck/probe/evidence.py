@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conchcheck.chat import Reply
-from conchcheck.refusals import Refusal
+from conchcheck.core.refusals import Refusal
+from conchcheck.wire.chat import Reply
 from conchcheck.wire.transport import Exchange
 
 BODY_LIMIT = 6000

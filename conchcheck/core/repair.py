@@ -38,11 +38,11 @@ class Repair(str, Enum):
     CONTROL_CHARACTER = "control_character"
     BAD_ESCAPE = "bad_escape"
     NUMBER_FORMAT = "number_format"
-    # Produced by conchcheck.arguments, which unwraps what the reader returns as valid JSON.
+    # Produced by conchcheck.core.arguments, which unwraps what the reader returns as valid JSON.
     JSON_STRING = "json_string"
     ENVELOPE = "envelope"
     EMPTY = "empty"
-    # Produced by conchcheck.words: Llama 3 names the arguments "parameters".
+    # Produced by conchcheck.core.words: Llama 3 names the arguments "parameters".
     PARAMETERS_KEY = "parameters_key"
 
 

@@ -11,15 +11,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from conchcheck.chat import ChatRequest, Message, Role
-from conchcheck.dialects import Dialect, to_dialect
+from conchcheck.core.dialects import Dialect, to_dialect
+from conchcheck.core.tools import Tool
 from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.tools import Tool
 from conchcheck.verdict import chain_for
+from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.transport import Exchange
 
 if TYPE_CHECKING:
-    from conchcheck.probe import Probe
+    from conchcheck.probe.context import StageContext as Probe
 
 SPLITTABLE = frozenset({"schema", "context_length", "other"})
 """Refusal kinds that may concern some of a group's tools, so the group is split."""

@@ -12,8 +12,8 @@ from enum import Enum
 from typing import Any
 from urllib.parse import unquote
 
+from conchcheck.core.schemas import resolve_ref
 from conchcheck.errors import UnknownDialectError
-from conchcheck.schemas import resolve_ref
 
 
 class Dialect(str, Enum):

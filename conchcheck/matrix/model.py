@@ -1,0 +1,91 @@
+"""The matrix as data: schema cases, prompts and the reusable tools they name.
+
+This module owns the two facts other parts used to work out for themselves: the names of a
+case's copies (``copy_names``) and the matrix's digest (``digest``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conchcheck.core.matching import Expectation, Matcher
+from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
+
+_AUTO = ToolChoice(ChoiceMode.AUTO)
+
+
+def copy_names(name: str, copies: int | None) -> list[str]:
+    """``name``, or ``name_001`` … ``name_NNN`` when the case sends ``copies`` of it."""
+    return [f"{name}_{n:03d}" for n in range(1, copies + 1)] if copies else [name]
+
+
+def digest(data: Any) -> str:
+    """``sha256:`` of ``data`` as canonical JSON (sorted keys), so results name the matrix."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaCase:
+    """A tool whose parameters exercise one schema feature that providers treat differently."""
+
+    id: str
+    feature: str
+    tool: Tool
+    valid: bool = True
+    """False for a deliberately invalid schema, which a provider should refuse."""
+    copies: int | None = None
+    """Send the tool this many times, named ``<name>_001``, ``<name>_002``, …"""
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools the case sends: the tool, or its copies."""
+        tool = self.tool
+        return tuple(
+            Tool(n, tool.description, tool.parameters) for n in copy_names(tool.name, self.copies)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """A round trip: each call gets ``result`` back, and the final answer must fit ``answer``."""
+
+    result: str
+    answer: Matcher
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A user message, the tools offered, and what a correct outcome is."""
+
+    id: str
+    user: str
+    tools: tuple[str, ...]
+    """Ids of the tools offered, in ``Matrix.tools``."""
+    expect: Expectation
+    system: str | None = None
+    tool_choice: ToolChoice = _AUTO
+    follow_up: FollowUp | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """A matrix that passed every check."""
+
+    name: str
+    description: str
+    tools: Mapping[str, Tool]
+    """The reusable tools by id, in file order (read-only)."""
+    schema_cases: tuple[SchemaCase, ...]
+    prompts: tuple[Prompt, ...]
+    path: str
+    """The file it was read from."""
+    source: Any
+    """The matrix as read, as JSON data."""
+    digest: str
+    """``sha256:`` of ``source`` as canonical JSON (sorted keys), so results name the matrix."""
+    version: int = 1

@@ -1,0 +1,8 @@
+"""The probe: a matrix run against one target as a graph of stages, within a budget."""
+
+from __future__ import annotations
+
+from conchcheck.probe.engine import Probe, ProbeObserver, ProbeOptions
+from conchcheck.results import ProbeResult
+
+__all__ = ["Probe", "ProbeObserver", "ProbeOptions", "ProbeResult"]
