@@ -5,30 +5,94 @@ This module is the supported import surface; everything the CLI does is callable
 
 from __future__ import annotations
 
-from conchcheck.core.arguments import ArgumentsResult, read_arguments
-from conchcheck.core.dialects import Dialect, to_dialect, unwrap_arguments
-from conchcheck.core.problems import Problem
-from conchcheck.core.refusals import Refusal, RefusalKind, classify
-from conchcheck.core.repair import Reading, Repair, Unreadable, read_json
-from conchcheck.core.tools import Tool, as_tool, signature
-from conchcheck.core.words import (
-    CallForm,
-    ToolList,
-    WordsCall,
-    WordsReader,
-    WordsReading,
-    read_calls,
-    render_tools,
-    tool_response,
-)
-from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
-from conchcheck.job import Job, JobSpec
-from conchcheck.matrix import Matrix, MatrixError, load_matrix
-from conchcheck.probe import Probe, ProbeOptions
-from conchcheck.results import ProbeResult, Verdict
-from conchcheck.verdict import decide
+from typing import TYPE_CHECKING
+
 from conchcheck.version import __version__
-from conchcheck.wire.providers import Target, parse_target
+
+if TYPE_CHECKING:
+    from conchcheck.core.arguments import ArgumentsResult, read_arguments
+    from conchcheck.core.dialects import Dialect, to_dialect, unwrap_arguments
+    from conchcheck.core.problems import Problem
+    from conchcheck.core.refusals import Refusal, RefusalKind, classify
+    from conchcheck.core.repair import Reading, Repair, Unreadable, read_json
+    from conchcheck.core.tools import Tool, as_tool, signature
+    from conchcheck.core.words import (
+        CallForm,
+        ToolList,
+        WordsCall,
+        WordsReader,
+        WordsReading,
+        read_calls,
+        render_tools,
+        tool_response,
+    )
+    from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
+    from conchcheck.job import Job, JobSpec
+    from conchcheck.matrix import Matrix, MatrixError, load_matrix
+    from conchcheck.probe import Probe, ProbeOptions
+    from conchcheck.results import ProbeResult, Verdict
+    from conchcheck.verdict import decide
+    from conchcheck.wire.providers import Target, parse_target
+
+# Each public name is imported on first use, so `conchcheck --help` and `import conchcheck`
+# don't pay for httpx, jsonschema and the engine (bench/probe.py measures start-up).
+_HOME = {
+    "ArgumentsResult": "conchcheck.core.arguments",
+    "CallForm": "conchcheck.core.words",
+    "ConchcheckError": "conchcheck.errors",
+    "Dialect": "conchcheck.core.dialects",
+    "InputError": "conchcheck.errors",
+    "Job": "conchcheck.job",
+    "JobSpec": "conchcheck.job",
+    "Matrix": "conchcheck.matrix",
+    "MatrixError": "conchcheck.matrix",
+    "Probe": "conchcheck.probe",
+    "ProbeOptions": "conchcheck.probe",
+    "ProbeResult": "conchcheck.results",
+    "Problem": "conchcheck.core.problems",
+    "Reading": "conchcheck.core.repair",
+    "Refusal": "conchcheck.core.refusals",
+    "RefusalKind": "conchcheck.core.refusals",
+    "Repair": "conchcheck.core.repair",
+    "Target": "conchcheck.wire.providers",
+    "Tool": "conchcheck.core.tools",
+    "ToolList": "conchcheck.core.words",
+    "UnknownDialectError": "conchcheck.errors",
+    "Unreadable": "conchcheck.core.repair",
+    "Verdict": "conchcheck.results",
+    "WordsCall": "conchcheck.core.words",
+    "WordsReader": "conchcheck.core.words",
+    "WordsReading": "conchcheck.core.words",
+    "as_tool": "conchcheck.core.tools",
+    "classify": "conchcheck.core.refusals",
+    "decide": "conchcheck.verdict",
+    "load_matrix": "conchcheck.matrix",
+    "parse_target": "conchcheck.wire.providers",
+    "read_arguments": "conchcheck.core.arguments",
+    "read_calls": "conchcheck.core.words",
+    "read_json": "conchcheck.core.repair",
+    "render_tools": "conchcheck.core.words",
+    "signature": "conchcheck.core.tools",
+    "to_dialect": "conchcheck.core.dialects",
+    "tool_response": "conchcheck.core.words",
+    "unwrap_arguments": "conchcheck.core.dialects",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'conchcheck' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "ArgumentsResult",

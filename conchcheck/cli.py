@@ -6,28 +6,50 @@ text) · 2 bad usage or input · 3 target unusable · 4 stopped early.
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional, TypeVar
 
 import typer
-from rich.markup import escape
 
-from conchcheck import console
-from conchcheck.capabilities import CapabilityFile, default_path
-from conchcheck.core.arguments import read_arguments
-from conchcheck.core.dialects import Dialect, to_dialect
-from conchcheck.core.repair import Unreadable, read_json
-from conchcheck.core.words import read_calls
+from conchcheck.core.dialects import Dialect
 from conchcheck.errors import ConchcheckError, InputError
-from conchcheck.files import load_schema, load_tools, read_text
-from conchcheck.job import Job, JobSpec
-from conchcheck.matrix import load_matrix, validate_file
-from conchcheck.probe import ProbeOptions
 from conchcheck.report import ReportFormat
+
+if TYPE_CHECKING:
+    from conchcheck.capabilities import CapabilityFile
 from conchcheck.version import __version__
-from conchcheck.wire.providers import PROVIDERS, parse_target
-from conchcheck.wire.transport import Policy
+
+# Everything heavier (the engine, httpx, jsonschema, rich) is imported inside the command
+# that needs it, so `conchcheck --help` starts as fast as Typer does (bench/probe.py).
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def funnel(command: F) -> F:
+    """The one error funnel: a ``ConchcheckError`` becomes its message, hint and exit code."""
+
+    @functools.wraps(command)
+    def run(*args: object, **kwargs: object) -> None:
+        with _errors():
+            command(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except ConchcheckError as exc:
+        from conchcheck import console
+
+        console.error(exc)
+        raise typer.Exit(exc.exit_code) from None
+
 
 app = typer.Typer(
     help="Probe an LLM provider and model for tool calling, with evidence.",
@@ -56,6 +78,7 @@ def _main(
 
 
 @app.command()
+@funnel
 def read(
     source: Annotated[
         Optional[Path],  # noqa: UP045 - Typer reads the annotation at run time on 3.10
@@ -83,49 +106,55 @@ def read(
     Without --tools or --schema, SOURCE is read as JSON and the repairs are shown.
     Exit code 1 when the text can't be read or a call doesn't fit.
     """
+    from conchcheck import console
+    from conchcheck.core.arguments import read_arguments
+    from conchcheck.core.repair import Unreadable, read_json
+    from conchcheck.core.words import read_calls
+    from conchcheck.files import load_schema, load_tools, read_text
+
+    if tools and schema:
+        raise InputError("Give --tools or --schema, not both.")
+    text, _ = read_text(source)
+    if schema is not None:
+        result = read_arguments(text, load_schema(schema), cut_off=cut_off, tool=name)
+        console.emit_json(result) if as_json else console.show_arguments(result)
+        raise typer.Exit(0 if result.ok else 1)
+    if tools is not None:
+        reading = read_calls(text, load_tools(tools), cut_off=cut_off)
+        console.emit_json(reading) if as_json else console.show_calls(reading)
+        raise typer.Exit(0 if all(call.ok for call in reading.calls) else 1)
     try:
-        if tools and schema:
-            raise InputError("Give --tools or --schema, not both.")
-        text, _ = read_text(source)
-        if schema is not None:
-            result = read_arguments(text, load_schema(schema), cut_off=cut_off, tool=name)
-            console.emit_json(result) if as_json else console.show_arguments(result)
-            raise typer.Exit(0 if result.ok else 1)
-        if tools is not None:
-            reading = read_calls(text, load_tools(tools), cut_off=cut_off)
-            console.emit_json(reading) if as_json else console.show_calls(reading)
-            raise typer.Exit(0 if all(call.ok for call in reading.calls) else 1)
-        try:
-            value = read_json(text, mend_unclosed=not cut_off)
-        except Unreadable as exc:
-            unread = {"readable": False, "reason": exc.reason, "message": str(exc)}
-            console.emit_json(unread) if as_json else console.show_unreadable(exc)
-            raise typer.Exit(1) from None
-        console.emit_json(value) if as_json else console.show_reading(value)
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+        value = read_json(text, mend_unclosed=not cut_off)
+    except Unreadable as exc:
+        unread = {"readable": False, "reason": exc.reason, "message": str(exc)}
+        console.emit_json(unread) if as_json else console.show_unreadable(exc)
+        raise typer.Exit(1) from None
+    console.emit_json(value) if as_json else console.show_reading(value)
 
 
 @app.command()
+@funnel
 def dialect(
     schema: Annotated[Path, typer.Argument(help="JSON Schema file ('-' for stdin).")],
     to: Annotated[str, typer.Option("--to", help=f"The dialect: {FAMILIES}.")],
 ) -> None:
     """Convert a tool's parameter schema to a provider family's dialect and print it."""
-    try:
-        converted = to_dialect(load_schema(schema), to)
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
-    console.show_schema(converted)
+    from conchcheck import console
+    from conchcheck.core.dialects import to_dialect
+    from conchcheck.files import load_schema
+
+    console.show_schema(to_dialect(load_schema(schema), to))
 
 
 @app.command()
+@funnel
 def providers(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:
     """List the providers conchcheck knows: API family, base URL, key variable, dialect."""
+    from conchcheck import console
+    from conchcheck.wire.providers import PROVIDERS
+
     known = list(PROVIDERS.values())
     console.emit_json(known) if as_json else console.show_providers(known)
 
@@ -137,6 +166,7 @@ app.add_typer(cache_app, name="cache")
 
 
 @app.command()
+@funnel
 def probe(
     target: Annotated[str, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")],
     base_url: Annotated[
@@ -202,8 +232,13 @@ def probe(
     Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
     (unreachable, auth, unknown model) · 4 stopped early (budget, interrupt).
     """
+    from conchcheck import console
+    from conchcheck.job import Job, JobSpec
+    from conchcheck.probe import ProbeOptions
+    from conchcheck.wire.transport import Policy
+
     options = ProbeOptions(
-        concurrency=concurrency, repeat=repeat, threshold=threshold, max_requests=max_requests,
+        repeat=repeat, threshold=threshold, max_requests=max_requests,
         max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
                                              concurrency=concurrency),
     )  # fmt: skip
@@ -212,56 +247,52 @@ def probe(
         api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
         expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
     )  # fmt: skip
-    try:
-        job = Job(spec)
-        cached = job.cached()
-        if cached is not None:
-            console.emit_json(cached) if as_json else console.show_cached(cached)
-            raise typer.Exit(0)
-        with console.progress(quiet=quiet or as_json) as observer:
-            try:
-                result = job.run(observer)
-            except KeyboardInterrupt:
-                partial = job.partial("interrupted (Ctrl-C)")
-                if partial is None:
-                    raise typer.Exit(4) from None
-                result = partial
-        outcome = job.finish(result)
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    job = Job(spec)
+    cached = job.cached()
+    if cached is not None:
+        console.emit_json(cached) if as_json else console.show_cached(cached)
+        raise typer.Exit(0)
+    with console.progress(quiet=quiet or as_json) as observer:
+        try:
+            result = job.run(observer)
+        except KeyboardInterrupt:
+            partial = job.partial("interrupted (Ctrl-C)")
+            if partial is None:
+                raise typer.Exit(4) from None
+            result = partial
+    outcome = job.finish(result)
     console.emit_json(outcome) if as_json else console.show_outcome(outcome)
     raise typer.Exit(outcome.exit_code)
 
 
 @matrix_app.command("validate")
+@funnel
 def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.")]) -> None:
     """Check a matrix; print every problem as file:line: path: message (exit 2 if any)."""
-    try:
-        problems = validate_file(path)
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
-    for line in problems:
-        console.err.print(escape(line), soft_wrap=True)
+    from conchcheck import console
+    from conchcheck.matrix import validate_file
+
+    problems = validate_file(path)
+    console.show_matrix_problems(path, problems)
     if problems:
         raise typer.Exit(2)
-    console.out.print(f"{path}: a valid matrix.")
 
 
 @matrix_app.command("show")
+@funnel
 def matrix_show(
     name: Annotated[str, typer.Argument(help="A built-in matrix name or a file.")] = "default",
 ) -> None:
     """Show a matrix: its schema cases and prompts."""
-    try:
-        console.show_matrix(load_matrix(name))
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    from conchcheck import console
+    from conchcheck.matrix import load_matrix
+
+    console.show_matrix(load_matrix(name))
 
 
 def _cache_file(path: Optional[Path]) -> CapabilityFile:  # noqa: UP045
+    from conchcheck.capabilities import CapabilityFile, default_path
+
     return CapabilityFile(path or default_path())
 
 
@@ -269,44 +300,47 @@ CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="Capability
 
 
 @cache_app.command("path")
+@funnel
 def cache_path(cache: CacheOption = None) -> None:
     """Print where the capability file is."""
-    console.out.print(str(_cache_file(cache).path), soft_wrap=True)
+    from conchcheck import console
+
+    console.say(str(_cache_file(cache).path))
 
 
 @cache_app.command("list")
+@funnel
 def cache_list(
     cache: CacheOption = None, as_json: Annotated[bool, typer.Option("--json")] = False
 ) -> None:
     """List the entries of the capability file."""
-    try:
-        entries = _cache_file(cache).entries()
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    from conchcheck import console
+
+    entries = _cache_file(cache).entries()
     console.emit_json(entries) if as_json else console.show_entries(entries)
 
 
 @cache_app.command("show")
+@funnel
 def cache_show(
     target: Annotated[str, typer.Argument(help="provider:model")],
     base_url: Annotated[str | None, typer.Option()] = None,
     cache: CacheOption = None,
 ) -> None:
     """Show one target's entry as it is in the file."""
-    try:
-        parsed = parse_target(target, base_url=base_url)
-        entry = _cache_file(cache).get(parsed.provider.name, parsed.model, parsed.base_url)
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    from conchcheck import console
+    from conchcheck.wire.providers import parse_target
+
+    parsed = parse_target(target, base_url=base_url)
+    entry = _cache_file(cache).get(parsed.provider.name, parsed.model, parsed.base_url)
     if entry is None:
-        console.err.print(f"No entry for {target} at {parsed.base_url}.")
+        console.complain(f"No entry for {target} at {parsed.base_url}.")
         raise typer.Exit(1)
     console.emit_json(entry)
 
 
 @cache_app.command("clear")
+@funnel
 def cache_clear(
     target: Annotated[
         str | None, typer.Argument(help="provider:model; all entries when omitted")
@@ -315,18 +349,17 @@ def cache_clear(
     force: Annotated[bool, typer.Option("--force", help="Also delete a corrupt file.")] = False,
 ) -> None:
     """Remove a target's entries, or the whole file."""
-    try:
-        file = _cache_file(cache)
-        if target is None:
-            file.clear(force=force)
-            console.out.print(f"Cleared {file.path}.")
-        else:
-            parsed = parse_target(target)
-            count = file.remove(parsed.provider.name, parsed.model)
-            console.out.print(f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}.")
-    except ConchcheckError as exc:
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    from conchcheck import console
+    from conchcheck.wire.providers import parse_target
+
+    file = _cache_file(cache)
+    if target is None:
+        file.clear(force=force)
+        console.say(f"Cleared {file.path}.")
+    else:
+        parsed = parse_target(target)
+        count = file.remove(parsed.provider.name, parsed.model)
+        console.say(f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}.")
 
 
 def main() -> None:

@@ -47,6 +47,24 @@ def error(exc: ConchcheckError) -> None:
         err.print(f"[dim]{escape(exc.hint)}[/]", soft_wrap=True)
 
 
+def say(text: str) -> None:
+    """One line of plain text on stdout, as it is."""
+    out.print(escape(text), soft_wrap=True)
+
+
+def complain(text: str) -> None:
+    """One line on stderr, as it is."""
+    err.print(escape(text), soft_wrap=True)
+
+
+def show_matrix_problems(path: object, problems: list[str]) -> None:
+    """Each problem on stderr, or that the matrix is valid on stdout."""
+    for line in problems:
+        err.print(escape(line), soft_wrap=True)
+    if not problems:
+        out.print(escape(f"{path}: a valid matrix."), soft_wrap=True)
+
+
 def emit_json(value: Any) -> None:
     """Write ``value`` as indented JSON to stdout, with nothing else."""
     sys.stdout.write(json.dumps(to_plain(value), indent=2, ensure_ascii=False) + "\n")

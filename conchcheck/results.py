@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from conchcheck.wire.chat import ToolCall as ToolCall
+
 if TYPE_CHECKING:
     from conchcheck.wire.catalogue import ModelInfo
 
@@ -80,6 +82,8 @@ class Cell:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    calls: tuple[ToolCall, ...] = ()
+    """The calls a follow-up answers: the provider's own (native) or those read (words)."""
 
     @property
     def label(self) -> str:
@@ -124,6 +128,11 @@ class DialectVerdict:
     """For each case the chain's dialect could not carry: the dialects that accepted it."""
     invalid_accepted: tuple[str, ...]
     """Deliberately invalid cases the provider accepted anyway."""
+    best: str | None = None
+    """When no dialect carries every valid case: the one that carries the most."""
+    unsettled: tuple[str, ...] = ()
+    """Dialects more permissive than the verdict that no schema refusal ruled out (their
+    requests failed): the verdict stands on what was settled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +144,12 @@ class Rates:
     clean: int
     refused_tools: int
     no_call: int
+    failed: int = 0
+    """Cells whose request failed: not in ``total``, since a failure proves nothing."""
 
     @property
     def rate(self) -> float:
-        """Passed (clean or after repair) over all cells."""
+        """Passed (clean or after repair) over all cells with an answer."""
         return self.passed / self.total if self.total else 0.0
 
     @property
@@ -187,3 +198,5 @@ class ProbeResult:
     """Why the target can't be probed (unreachable, auth, unknown model), or None."""
     stage_requests: dict[str, int] = field(default_factory=dict)
     """Requests each stage spent (retries included)."""
+    critical_path: int = 0
+    """Requests in the longest chain that had to run one after another."""

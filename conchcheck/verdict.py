@@ -22,22 +22,56 @@ CLEARLY_WORSE = 0.2
 """How far below words native must fall to count as clearly worse."""
 
 
+PERMISSIVENESS = ("permissive", "anthropic", "gemini", "strict")
+"""The dialects from most to least permissive (DESIGN.md rule 4)."""
+
+
+def exploration_order(family: str) -> tuple[str, ...]:
+    """``permissive``, then the family's own dialect, then the rest from most permissive."""
+    return tuple(dict.fromkeys(("permissive", family, *PERMISSIVENESS)))
+
+
 def chain_for(family: str) -> tuple[str, ...]:
-    """``permissive`` → the family's dialect → ``strict``, without repeats."""
-    return tuple(dict.fromkeys(("permissive", family, "strict")))
+    """The dialects in the order a probe tries them (``exploration_order``)."""
+    return exploration_order(family)
+
+
+def _carries(cell: Cell | None) -> bool:
+    # Accepted, or refused for a limit of the endpoint (a window too small for 128 tools),
+    # which no dialect changes. A failed request carries nothing: it proves nothing.
+    if cell is None:
+        return False
+    return cell.outcome is Outcome.ACCEPTED or (
+        cell.outcome is Outcome.REFUSED and cell.refusal_kind == "context_length"
+    )
+
+
+def _dialect_cells(cells: Iterable[Cell]) -> dict[tuple[str, str], Cell]:
+    return {
+        (c.case, c.dialect): c for c in cells if c.stage is Stage.DIALECT and c.dialect is not None
+    }
+
+
+def carried_by(cells: Iterable[Cell], dialect: str, valid: Iterable[str]) -> bool:
+    """Whether ``dialect`` was tried on every case of ``valid`` and carried all of them."""
+    by = _dialect_cells(cells)
+    wanted = list(valid)
+    return bool(wanted) and all(_carries(by.get((case, dialect))) for case in wanted)
 
 
 def decide_dialect(
-    cells: Sequence[Cell], family: str, invalid: Iterable[str] = ()
+    cells: Sequence[Cell],
+    family: str,
+    invalid: Iterable[str] = (),
+    valid: Iterable[str] | None = None,
 ) -> DialectVerdict:
-    """The dialect verdict from the dialect cells (one per case and dialect)."""
+    """The dialect verdict: the most permissive dialect tried on every valid case that carried
+    all of them; failed requests are never counted for or against a dialect."""
     chain = chain_for(family)
     bad = set(invalid)
-    by: dict[tuple[str, str], Cell] = {}
-    for cell in cells:
-        if cell.stage is Stage.DIALECT and cell.dialect is not None:
-            by[(cell.case, cell.dialect)] = cell
+    by = _dialect_cells(cells)
     cases = list(dict.fromkeys(case for case, _ in by))
+    good = list(valid) if valid is not None else [c for c in cases if c not in bad]
     refused: list[Refused] = []
     limits: list[Refused] = []
     for (case, dialect), cell in by.items():
@@ -46,46 +80,47 @@ def decide_dialect(
                 case, dialect, cell.refusal_kind or "other", _message(cell), _keyword(cell)
             )
             (refused if item.kind == "schema" else limits).append(item)
-    schema_refused = {(r.case, r.dialect) for r in refused}
-    # A schema refusal says the dialect can't carry the case; a tools refusal says the endpoint
-    # takes no tools at all, so no dialect carries anything there; other refusals (a window
-    # too small for 128 tools) are limits of the endpoint, not of the dialect.
-    blocked = schema_refused | {(r.case, r.dialect) for r in limits if r.kind == "tools"}
-
-    def carries(dialect: str) -> bool:
-        return all(
-            (case, dialect) in by and (case, dialect) not in blocked
-            for case in cases
-            if case not in bad
-        )
-
-    chosen = next((d for d in chain if carries(d)), None)
-    unplaced = [
-        c for c in cases if c not in bad and (chosen is None or (c, chosen) in schema_refused)
-    ]
+    chosen = next((d for d in PERMISSIVENESS if carried_by(cells, d, good)), None)
+    accepted = {d: sum(_carries(by.get((c, d))) for c in good) for d in PERMISSIVENESS}
+    best = None
+    if chosen is None and any(accepted.values()):
+        best = max(PERMISSIVENESS, key=lambda d: (accepted[d], -PERMISSIVENESS.index(d)))
+    anchor = chosen or best
+    unplaced = [c for c in good if anchor is None or not _carries(by.get((c, anchor)))]
     carriers = {
         case: tuple(
             d for (c, d), cell in by.items() if c == case and cell.outcome is Outcome.ACCEPTED
         )
         for case in unplaced
     }
+    schema_ruled_out = {r.dialect for r in refused if r.case not in bad}
+    unsettled = tuple(
+        d
+        for d in PERMISSIVENESS[: PERMISSIVENESS.index(chosen)]
+        if d not in schema_ruled_out
+    ) if chosen is not None else ()  # fmt: skip
     accepted_invalid = tuple(
         c for c in cases if c in bad and any(
             cell.outcome is Outcome.ACCEPTED for (k, _), cell in by.items() if k == c
         )
     )  # fmt: skip
-    return DialectVerdict(chosen, chain, tuple(refused), tuple(limits), carriers, accepted_invalid)
+    return DialectVerdict(
+        chosen, chain, tuple(refused), tuple(limits), carriers, accepted_invalid, best, unsettled
+    )
 
 
 def rates(cells: Sequence[Cell], mode: str) -> Rates:
     """The rates of the prompt cells of ``mode`` (``native`` or ``words``)."""
-    mine = [c for c in cells if c.stage.value == mode and c.outcome is not Outcome.SKIPPED]
+    ran = [c for c in cells if c.stage.value == mode and c.outcome is not Outcome.SKIPPED]
+    # A request that failed is neither a pass nor a miss: it is left out, and counted apart.
+    mine = [c for c in ran if c.outcome is not Outcome.ERROR]
     return Rates(
         total=len(mine),
         passed=sum(c.outcome in (Outcome.PASS, Outcome.PASS_AFTER_REPAIR) for c in mine),
         clean=sum(c.outcome is Outcome.PASS for c in mine),
         refused_tools=sum(c.outcome is Outcome.REFUSED and c.refusal_kind == "tools" for c in mine),
         no_call=sum(c.outcome is Outcome.NO_CALL for c in mine),
+        failed=len(ran) - len(mine),
     )
 
 
@@ -116,10 +151,12 @@ def decide(
     threshold: float = 0.5,
     invalid_cases: Iterable[str] = (),
     tools_declared: bool | None = None,
+    valid_cases: Iterable[str] | None = None,
 ) -> Verdict:
-    """The whole verdict from a probe's cells."""
+    """The whole verdict from a probe's cells (``valid_cases``: every valid case of the
+    matrix, so a case that never got an answer still counts as not carried)."""
     invalid_cases = tuple(invalid_cases)
-    dialect = decide_dialect(cells, family, invalid_cases)
+    dialect = decide_dialect(cells, family, invalid_cases, valid_cases)
     native, words = rates(cells, "native"), rates(cells, "words")
     mode, reason = decide_mode(native, words, threshold)
     repairs = tuple(
@@ -143,6 +180,17 @@ def decide(
         )
     for case in dialect.invalid_accepted:
         findings.append(f"The deliberately invalid schema case {case} was accepted.")
+    for name in dialect.unsettled:
+        findings.append(
+            f"No schema refusal ruled out the more permissive {name} dialect (it was not "
+            "tried, or its requests failed): the verdict stands on the dialects settled."
+        )
+    for rates_, name in ((native, "native"), (words, "words")):
+        if rates_.failed:
+            findings.append(
+                f"{rates_.failed} {name} prompt{'s' * (rates_.failed != 1)} got no usable "
+                "reply and are left out of the rates."
+            )
     return Verdict(
         dialect, mode, reason, native, words, repairs, keywords, tools_declared, observed,
         tuple(findings),
@@ -150,7 +198,11 @@ def decide(
 
 
 def _tools_observed(cells: Sequence[Cell]) -> bool | None:
-    native = [c for c in cells if c.stage is Stage.NATIVE and c.outcome is not Outcome.SKIPPED]
+    native = [
+        c
+        for c in cells
+        if c.stage is Stage.NATIVE and c.outcome not in (Outcome.SKIPPED, Outcome.ERROR)
+    ]
     if not native:
         return None
     return any(c.extra.get("native_calls", 0) for c in native)

@@ -89,7 +89,18 @@ EVERYTHING = {
         pytest.param(
             {"ids": ["1", 2]}, {"ids": [1, 2]}, ["number_from_text"], id="list-items-normalised"
         ),
-        pytest.param({"ids": "[1, 2"}, {"ids": [1, 2]}, ["list_from_text"], id="list-text-mended"),
+        pytest.param(
+            {"ids": "[1, 2"},
+            {"ids": [1, 2]},
+            ["list_from_text", "unclosed"],
+            id="list-text-mended-and-the-mending-counted",
+        ),
+        pytest.param(
+            {"filter": "{'since': 'monday'}"},
+            {"filter": {"since": "monday"}},
+            ["object_from_text", "single_quotes"],
+            id="object-text-mended-and-the-mending-counted",
+        ),
         pytest.param(
             {"filter": '{"since": "monday"}'},
             {"filter": {"since": "monday"}},
@@ -195,6 +206,86 @@ def test_envelope_kept_when_the_tool_takes_that_field() -> None:
     schema = {"type": "object", "properties": {"arguments": {"type": "string"}}}
     result = read_arguments({"arguments": "x"}, schema)
     assert (result.ok, result.arguments, result.repairs) == (True, {"arguments": "x"}, ())
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "repairs", "typed"),
+    [
+        pytest.param({"count": "3"}, {"count": 3}, [], ["count"], id="integer-typed"),
+        pytest.param({"ratio": "0.25"}, {"ratio": 0.25}, [], ["ratio"], id="number-typed"),
+        pytest.param({"urgent": "true"}, {"urgent": True}, [], ["urgent"], id="boolean-typed"),
+        pytest.param({"size": "null"}, {"size": None}, [], ["size"], id="nullable-null-typed"),
+        pytest.param({"note": "null"}, {"note": "null"}, [], [], id="null-text-kept-for-text"),
+        pytest.param({"level": "2"}, {"level": 2}, [], ["level"], id="integer-option-typed"),
+        pytest.param({"ids": "[1, 2]"}, {"ids": [1, 2]}, [], ["ids"], id="list-json-text-typed"),
+        pytest.param(
+            {"filter": '{"since": "monday"}'},
+            {"filter": {"since": "monday"}},
+            [],
+            ["filter"],
+            id="object-json-text-typed",
+        ),
+        pytest.param(
+            {"ids": '["1", 2]'},
+            {"ids": [1, 2]},
+            ["number_from_text"],
+            ["ids"],
+            id="json-inside-a-value-carries-types",
+        ),
+        pytest.param(
+            {"labels": '{"x": "1"}'},
+            {"labels": {"x": 1}},
+            ["number_from_text"],
+            ["labels"],
+            id="open-object-json-values-carry-types",
+        ),
+        pytest.param(
+            {"ids": "[1, 2"}, {"ids": [1, 2]}, ["unclosed"], ["ids"], id="broken-list-json-counts"
+        ),
+        pytest.param(
+            {"ids": "7"}, {"ids": [7]}, ["single_to_list"], ["ids[0]"], id="one-value-for-a-list"
+        ),
+        pytest.param(
+            {"mode": "SLOW"}, {"mode": "slow"}, ["enum_case"], [], id="option-case-counts"
+        ),
+        pytest.param(
+            {"ref": "[ref=e12]"}, {"ref": "e12"}, ["browser_ref"], [], id="browser-ref-counts"
+        ),
+        pytest.param(
+            {"count": "3", "colour": "red"},
+            {"count": 3},
+            ["dropped_field"],
+            ["count"],
+            id="unknown-field-dropped-counts",
+        ),
+        pytest.param(
+            {"arguments": '{"count": "3"}'},
+            {"count": 3},
+            ["envelope", "json_string", "number_from_text"],
+            [],
+            id="arguments-unwrapped-from-json-carry-types",
+        ),
+        pytest.param(
+            '{"count": "3"}',
+            {"count": 3},
+            ["number_from_text"],
+            [],
+            id="json-text-arguments-carry-types",
+        ),
+    ],
+)
+def test_untyped_values_are_typed_by_the_schema_without_a_repair(
+    raw: Any, arguments: Any, repairs: list[str], typed: list[str]
+) -> None:
+    result = read_arguments(raw, EVERYTHING, untyped=True)
+    assert result.ok, result.message
+    assert (result.arguments, [r.value for r in result.repairs], list(result.typed)) == (
+        arguments,
+        repairs,
+        typed,
+    )
+    # The typing is still recorded as a change of the reading.
+    assert {c.field for c in result.changes} >= set(typed)
 
 
 def test_dropped_fields_are_named_and_changes_recorded() -> None:

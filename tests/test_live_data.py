@@ -14,7 +14,7 @@ from conchcheck.core.matching import judge
 from conchcheck.core.refusals import classify
 from conchcheck.core.words import read_calls
 from conchcheck.matrix import load_matrix
-from conchcheck.probe.prompts import read_native
+from conchcheck.probe.judging import read_native
 from conchcheck.report.json import load_results
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.verdict import decide

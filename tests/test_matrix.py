@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import textwrap
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
 
 from conchcheck.core.arguments import read_arguments
 from conchcheck.core.matching import (
@@ -245,6 +247,13 @@ PROBLEMS = [
     pytest.param("yaml-data", "16: $.prompts[0].expect.calls[0].arguments.1: a key must be text, got a number; quote it", id="number-key"),
     pytest.param("invalid-schemas", '10: $.tools.broken.parameters.properties.a.type: not JSON Schema: unknown type "strung" (set valid: false if that is the point)', id="unknown-type-left-valid"),
     pytest.param("invalid-schemas", '19: $.schema_cases[0].tool.parameters.properties.a.$ref: "#/$defs/missing" points at nothing (set valid: false if that is the point)', id="dangling-ref-left-valid"),
+    pytest.param("schema-keys", "10: $.tools.unused.parameters.properties.note.yet checked.: 'yet checked.' is not a JSON Schema keyword and has no value; a comma in an unquoted YAML flow mapping splits the text (description reads \"Never offered\"): quote it", id="comma-split-in-a-tool-no-prompt-offers"),
+    pytest.param("schema-keys", "11: $.tools.unused.parameters.properties.size.or blocks: 'or blocks' is not a JSON Schema keyword and has no value; a comma in an unquoted YAML flow mapping splits the text (description reads \"In bytes\"): quote it", id="comma-split-without-a-full-stop"),
+    pytest.param("schema-keys", "17: $.tools.offered.parameters.properties.city.like Paris.: 'like Paris.' is not a JSON Schema keyword and has no value; a comma in an unquoted YAML flow mapping splits the text (description reads \"The city name\"): quote it", id="comma-split-in-an-offered-tool-once"),
+    pytest.param("schema-keys", "18: $.tools.nameless: missing 'name'", id="prompt-tool-without-name"),
+    pytest.param("schema-keys", '22: $.tools.nameless.parameters.properties.a.type: not JSON Schema: unknown type "strung"', id="nameless-prompt-tool-still-checked"),
+    pytest.param("schema-keys", "26: $.schema_cases[0].tool: missing 'name'", id="case-tool-without-name"),
+    pytest.param("schema-keys", '30: $.schema_cases[0].tool.parameters.properties.b.type: not JSON Schema: unknown type "text" (set valid: false if that is the point)', id="nameless-case-tool-still-checked"),
 ]  # fmt: skip
 
 
@@ -315,3 +324,115 @@ def test_yaml_alias_bombs_are_refused(tmp_path: Path) -> None:
     ]
     bomb.write_text("\n".join(lines) + "\n")
     assert validate_file(bomb) == [f"{bomb}:1: YAML: aliases (*name) are not allowed in a matrix"]
+
+
+# One parameters schema a row, alone in a schema case: (valid, parameters, every problem as
+# "line: $.path: message"). The parameters start on line 10 of the file.
+QUIRK_MATRIX = """\
+version: 1
+name: quirk
+schema_cases:
+  - id: quirk
+    feature: one schema quirk
+    valid: {valid}
+    tool:
+      name: quirk
+      parameters:
+"""
+SPLIT = "is not a JSON Schema keyword and has no value; a comma in an unquoted YAML flow mapping splits the text"
+AT = "$.schema_cases[0].tool.parameters"
+LEFT_VALID = " (set valid: false if that is the point)"
+QUIRKS = [
+    pytest.param(True, "properties: {fact: {type: string, description: The fact to remember, in one sentence.}}", [f"10: {AT}.properties.fact.in one sentence.: 'in one sentence.' {SPLIT} (description reads \"The fact to remember\"): quote it"], id="comma-split-flow-mapping"),
+    pytest.param(True, "{type: object, description: Pick red, green, or blue.}", [f"10: {AT}.green: 'green' {SPLIT} (description reads \"Pick red\"): quote it", f"10: {AT}.or blue.: 'or blue.' {SPLIT} (description reads \"Pick red\"): quote it"], id="comma-split-twice"),
+    pytest.param(False, "properties: {fact: {type: string, description: The fact to remember, in one sentence.}}", [f"10: {AT}.properties.fact.in one sentence.: 'in one sentence.' {SPLIT} (description reads \"The fact to remember\"): quote it"], id="comma-split-in-a-case-meant-invalid"),
+    pytest.param(True, "properties: {a: {type: string, in one sentence.}}", [f"10: {AT}.properties.a.in one sentence.: 'in one sentence.' {SPLIT} (type reads \"string\"): quote it"], id="bare-key-in-flow-mapping"),
+    pytest.param(True, "\n".join([
+        "type: object",
+        "properties:",
+        "  a: {anyOf: [{type: string, description: One, or two}]}",
+        "  b: {type: array, prefixItems: [{type: string, description: Three, or four}]}",
+        "  c: {type: object, additionalProperties: {type: string, description: Five, or six}}",
+        "patternProperties:",
+        '  "^x-": {if: {type: string}, then: {minLength: 1, description: Seven, or eight}}',
+        "$defs:",
+        '  d: {not: {type: "null", description: Nine, or ten}}',
+        "dependentSchemas:",
+        "  e: {items: {type: string, description: Eleven, or twelve}}",
+    ]), [
+        f"12: {AT}.properties.a.anyOf[0].or two: 'or two' {SPLIT} (description reads \"One\"): quote it",
+        f"13: {AT}.properties.b.prefixItems[0].or four: 'or four' {SPLIT} (description reads \"Three\"): quote it",
+        f"14: {AT}.properties.c.additionalProperties.or six: 'or six' {SPLIT} (description reads \"Five\"): quote it",
+        f"16: {AT}.patternProperties.^x-.then.or eight: 'or eight' {SPLIT} (description reads \"Seven\"): quote it",
+        f"18: {AT}.$defs.d.not.or ten: 'or ten' {SPLIT} (description reads \"Nine\"): quote it",
+        f"20: {AT}.dependentSchemas.e.items.or twelve: 'or twelve' {SPLIT} (description reads \"Eleven\"): quote it",
+    ], id="comma-split-in-every-kind-of-subschema"),
+    pytest.param(True, 'properties: {nickname: {type: [string, "null"], default: null}}', [], id="default-null-is-a-value"),
+    pytest.param(True, 'properties: {"in one sentence.": {type: string}, "like Paris.": {}}\n$defs: {"or two": true}', [], id="property-named-like-a-stray-key"),
+    pytest.param(True, "properties: {a: {enum: [red, null], examples: [{note: null}]}, b: {const: null, default: {x: null}}}", [], id="enum-const-examples-hold-null-data"),
+    pytest.param(True, "{type: object, x-note: {draft: null}}", [], id="unknown-keyword-holds-data"),
+    pytest.param(True, '$schema: "http://json-schema.org/draft-04/schema#"\nproperties: {n: {type: number, minimum: 0, exclusiveMinimum: 0}}', [f"11: {AT}.properties.n.exclusiveMinimum: not JSON Schema: 0 is not of type 'boolean'{LEFT_VALID}"], id="draft-04-by-its-own-metaschema"),
+    pytest.param(True, 'properties: {n: {type: number, minimum: 0, exclusiveMinimum: 0}}', [], id="same-schema-fine-in-2020-12"),
+    pytest.param(True, '$schema: "http://json-schema.org/draft-07/schema#"\ntype: array\nitems: [{type: string}, {type: integer}]', [], id="draft-07-tuple-items-fine"),
+    pytest.param(True, "type: array\nitems: [{type: string}, {type: integer}]", [f"11: {AT}.items: not JSON Schema: [{{'type': 'string'}}, {{'type': 'integer'}}] is not of type 'object', 'boolean'{LEFT_VALID}"], id="tuple-items-refused-by-2020-12"),
+    pytest.param(True, '$schema: "https://json-schema.org/draft-07/schema#"\ntype: object', [f'10: {AT}.$schema: "https://json-schema.org/draft-07/schema#" is no draft conchcheck knows, so it can\'t be checked; write the draft\'s own URI, such as "https://json-schema.org/draft/2020-12/schema" or "http://json-schema.org/draft-07/schema#"{LEFT_VALID}'], id="unknown-draft"),
+    pytest.param(False, '$schema: "https://json-schema.org/draft-07/schema#"\ntype: object', [], id="unknown-draft-meant-invalid"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("valid", "parameters", "problems"), QUIRKS)
+def test_schema_quirk(tmp_path: Path, valid: bool, parameters: str, problems: list[str]) -> None:
+    path = tmp_path / "quirk.yaml"
+    text = QUIRK_MATRIX.format(valid=str(valid).lower()) + textwrap.indent(parameters, " " * 8)
+    path.write_text(text + "\n", encoding="utf-8")
+    assert validate_file(path) == [f"{path}:{problem}" for problem in problems]
+
+
+_DATA_KEYWORDS = {"enum", "const", "default", "examples"}
+
+
+def _nulls(node: Any, path: str) -> list[str]:
+    """Every null in a schema outside the data keywords (stricter than the loader's rule)."""
+    if isinstance(node, list):
+        return [n for i, item in enumerate(node) for n in _nulls(item, f"{path}[{i}]")]
+    if not isinstance(node, dict):
+        return [path] if node is None else []
+    return [
+        n
+        for key, value in node.items()
+        if key not in _DATA_KEYWORDS
+        for n in _nulls(value, f"{path}.{key}")
+    ]
+
+
+@pytest.mark.parametrize("name", builtin_matrices())
+def test_every_builtin_schema_is_what_its_author_meant(name: str) -> None:
+    matrix = load_matrix(name)
+    offered = {ident for prompt in matrix.prompts for ident in prompt.tools}
+    meant = [case.tool for case in matrix.schema_cases if case.valid]
+    schemas = [
+        (f"$.tools.{ident}", tool, ident in offered or tool in meant)
+        for ident, tool in matrix.tools.items()
+    ]
+    schemas += [(f"case {case.id}", case.tool, case.valid) for case in matrix.schema_cases]
+    assert len(schemas) == len(matrix.tools) + len(matrix.schema_cases) > 0
+    for where, tool, valid in schemas:
+        params = tool.parameters
+        if valid:
+            validator_for(params, default=Draft202012Validator).check_schema(params)
+        assert _nulls(params, where) == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "field", "description"),
+    [
+        pytest.param("remember", "fact", "The fact to remember, in one sentence.", id="remember-fact"),
+        pytest.param("get_weather", "city", "The city name, like Paris.", id="get-weather-city"),
+        pytest.param("translate_text", "language", "The language to translate into, like French.", id="translate-text-language"),
+    ],
+)  # fmt: skip
+def test_split_descriptions_are_whole_again(
+    default: Matrix, tool: str, field: str, description: str
+) -> None:
+    properties = default.tools[tool].parameters["properties"]
+    assert properties[field] == {"type": "string", "description": description}

@@ -52,9 +52,15 @@ A, R = Outcome.ACCEPTED, Outcome.REFUSED
 @pytest.mark.parametrize(
     ("family", "chain"),
     [
-        ("permissive", ("permissive", "strict")),
-        ("gemini", ("permissive", "gemini", "strict")),
-        ("anthropic", ("permissive", "anthropic", "strict")),
+        pytest.param(
+            "permissive", ("permissive", "anthropic", "gemini", "strict"), id="permissive-family"
+        ),
+        pytest.param(
+            "gemini", ("permissive", "gemini", "anthropic", "strict"), id="family-dialect-second"
+        ),
+        pytest.param(
+            "strict", ("permissive", "strict", "anthropic", "gemini"), id="strict-family-second"
+        ),
     ],
 )
 def test_chain(family: str, chain: tuple[str, ...]) -> None:
@@ -116,9 +122,9 @@ def test_chain(family: str, chain: tuple[str, ...]) -> None:
                 dialect_cell("a", "anthropic", A),
             ],
             "gemini",
-            None,
-            {"a": ("anthropic",)},
-            id="no-dialect-in-the-chain-but-another-carries-it",
+            "anthropic",
+            {},
+            id="a-dialect-outside-the-family-chain-that-carries-everything-wins",
         ),
         pytest.param(
             [dialect_cell("a", "permissive", A), dialect_cell("bad", "permissive", R, "schema")],

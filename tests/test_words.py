@@ -334,6 +334,401 @@ def test_fake_responses_are_counted_and_never_shown() -> None:
     assert (reading.text, reading.fake_responses, reading.calls) == ("AB", 2, ())
 
 
+# -- formats without types (issue 8): typing by the schema is no repair -------------------
+
+FORECAST = {
+    "name": "forecast",
+    "description": "The forecast for a place.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "threshold": {"type": "number"},
+            "hourly": {"type": "boolean"},
+            "hours": {"type": "array", "items": {"type": "integer"}},
+            "where": {
+                "type": "object",
+                "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+            },
+            "limit": {"type": ["integer", "null"]},
+            "level": {"enum": [1, 2, 3]},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+        },
+        "required": ["city"],
+    },
+}
+
+Typed = tuple[str, str | None, Any, list[str], list[str], bool]
+
+
+def typed_calls(reading: Any) -> list[Typed]:
+    return [
+        (
+            c.form.value,
+            c.name,
+            c.arguments,
+            [r.value for r in c.repairs],
+            list(c.typed_by_schema),
+            c.ok,
+        )
+        for c in reading.calls
+    ]
+
+
+def qwen(*parameters: tuple[str, str]) -> str:
+    """A Qwen3-Coder call to forecast, each value on lines of its own as the format writes it."""
+    lines = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in parameters)
+    return f"<tool_call>\n<function=forecast>\n{lines}</function>\n</tool_call>"
+
+
+def hermes(arguments: dict[str, Any]) -> str:
+    return f"<tool_call>{json.dumps({'name': 'forecast', 'arguments': arguments})}</tool_call>"
+
+
+ALL_TYPES = (
+    ("city", "Oslo"),
+    ("days", "3"),
+    ("threshold", "0.5"),
+    ("hourly", "true"),
+    ("hours", "[6, 12]"),
+    ("where", '{"lat": 59.9, "lon": 10.7}'),
+    ("limit", "null"),
+    ("level", "2"),
+)
+ALL_TYPED = {
+    "city": "Oslo",
+    "days": 3,
+    "threshold": 0.5,
+    "hourly": True,
+    "hours": [6, 12],
+    "where": {"lat": 59.9, "lon": 10.7},
+    "limit": None,
+    "level": 2,
+}
+XML = "xml_parameters"
+
+TYPING_CASES = [
+    pytest.param(
+        "<tool_call>\n<function=forecast>\n<parameter=city>\nOslo\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        [(XML, "forecast", {"city": "Oslo", "days": 3}, [], ["days"], True)],
+        id="qwen-xml-integer-typed-by-schema",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("threshold", "0.5")),
+        [(XML, "forecast", {"city": "Oslo", "threshold": 0.5}, [], ["threshold"], True)],
+        id="qwen-xml-number-typed-by-schema",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hourly", "false")),
+        [(XML, "forecast", {"city": "Oslo", "hourly": False}, [], ["hourly"], True)],
+        id="qwen-xml-boolean-typed-by-schema",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("limit", "null")),
+        [(XML, "forecast", {"city": "Oslo", "limit": None}, [], ["limit"], True)],
+        id="qwen-xml-null-for-a-nullable-field",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("limit", "None")),
+        [(XML, "forecast", {"city": "Oslo", "limit": None}, [], ["limit"], True)],
+        id="qwen-xml-python-none-for-a-nullable-field",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hours", "[6, 12]")),
+        [(XML, "forecast", {"city": "Oslo", "hours": [6, 12]}, [], ["hours"], True)],
+        id="qwen-xml-array-as-json-text",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("where", '{"lat": 59.9, "lon": 10.7}')),
+        [
+            (
+                XML,
+                "forecast",
+                {"city": "Oslo", "where": {"lat": 59.9, "lon": 10.7}},
+                [],
+                ["where"],
+                True,
+            )
+        ],
+        id="qwen-xml-object-as-json-text",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("level", "2")),
+        [(XML, "forecast", {"city": "Oslo", "level": 2}, [], ["level"], True)],
+        id="qwen-xml-integer-option-typed-by-schema",
+    ),
+    pytest.param(
+        qwen(*ALL_TYPES),
+        [
+            (
+                XML,
+                "forecast",
+                ALL_TYPED,
+                [],
+                ["days", "threshold", "hourly", "hours", "where", "limit", "level"],
+                True,
+            )
+        ],
+        id="qwen-xml-every-type-at-once-is-a-pass",
+    ),
+    pytest.param(
+        "<function=forecast>\n<parameter=city>\nOslo\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>",
+        [(XML, "forecast", {"city": "Oslo", "days": 3}, [], ["days"], True)],
+        id="qwen-xml-without-tool-call-tags",
+    ),
+    pytest.param(
+        "[TOOL_CALLS]forecast[ARGS]<parameter=city>Oslo</parameter><parameter=days>3</parameter>",
+        [("mistral", "forecast", {"city": "Oslo", "days": 3}, [], ["days"], True)],
+        id="mistral-args-as-xml-parameters",
+    ),
+    # What the model got wrong still counts in a format without types.
+    pytest.param(
+        qwen(("city", "Oslo"), ("days", "3"), ("colour", "red")),
+        [(XML, "forecast", {"city": "Oslo", "days": 3}, ["dropped_field"], ["days"], True)],
+        id="qwen-xml-unknown-parameter-dropped-counts",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("unit", "C")),
+        [(XML, "forecast", {"city": "Oslo", "unit": "c"}, ["enum_case"], [], True)],
+        id="qwen-xml-option-in-wrong-case-counts",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hours", "[6, 12")),
+        [(XML, "forecast", {"city": "Oslo", "hours": [6, 12]}, ["unclosed"], ["hours"], True)],
+        id="qwen-xml-broken-json-in-an-array-counts",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hours", '["6", 12]')),
+        [
+            (
+                XML,
+                "forecast",
+                {"city": "Oslo", "hours": [6, 12]},
+                ["number_from_text"],
+                ["hours"],
+                True,
+            )
+        ],
+        id="qwen-xml-json-inside-a-value-carries-types",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hours", "6")),
+        [(XML, "forecast", {"city": "Oslo", "hours": [6]}, ["single_to_list"], ["hours[0]"], True)],
+        id="qwen-xml-one-value-for-a-list-counts",
+    ),
+    pytest.param(
+        qwen(("arguments", '{"city": "Oslo", "days": "3"}')),
+        [
+            (
+                XML,
+                "forecast",
+                {"city": "Oslo", "days": 3},
+                ["envelope", "json_string", "number_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="qwen-xml-whole-arguments-as-json-in-one-parameter",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hourly", "True")),
+        [(XML, "forecast", {"city": "Oslo", "hourly": "True"}, [], [], False)],
+        id="qwen-xml-python-true-is-not-a-boolean",
+    ),
+    # Formats that carry types: text where the schema wants a type is the model's choice.
+    pytest.param(
+        hermes({"city": "Oslo", "days": "3"}),
+        [("tool_call", "forecast", {"city": "Oslo", "days": 3}, ["number_from_text"], [], True)],
+        id="hermes-integer-as-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "threshold": "0.5"}),
+        [
+            (
+                "tool_call",
+                "forecast",
+                {"city": "Oslo", "threshold": 0.5},
+                ["number_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="hermes-number-as-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "hourly": "false"}),
+        [
+            (
+                "tool_call",
+                "forecast",
+                {"city": "Oslo", "hourly": False},
+                ["boolean_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="hermes-boolean-as-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "limit": "null"}),
+        [("tool_call", "forecast", {"city": "Oslo", "limit": None}, ["null_from_text"], [], True)],
+        id="hermes-null-as-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "hours": "[6, 12]"}),
+        [
+            (
+                "tool_call",
+                "forecast",
+                {"city": "Oslo", "hours": [6, 12]},
+                ["list_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="hermes-array-as-json-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "where": '{"lat": 59.9, "lon": 10.7}'}),
+        [
+            (
+                "tool_call",
+                "forecast",
+                {"city": "Oslo", "where": {"lat": 59.9, "lon": 10.7}},
+                ["object_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="hermes-object-as-json-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "level": "2"}),
+        [("tool_call", "forecast", {"city": "Oslo", "level": 2}, ["number_from_text"], [], True)],
+        id="hermes-integer-option-as-text-counts",
+    ),
+    pytest.param(
+        hermes(dict(ALL_TYPES)),
+        [
+            (
+                "tool_call",
+                "forecast",
+                ALL_TYPED,
+                [
+                    "number_from_text",
+                    "boolean_from_text",
+                    "list_from_text",
+                    "object_from_text",
+                    "null_from_text",
+                ],
+                [],
+                True,
+            )
+        ],
+        id="hermes-every-type-as-text-counts",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "hours": "[6, 12"}),
+        [
+            (
+                "tool_call",
+                "forecast",
+                {"city": "Oslo", "hours": [6, 12]},
+                ["list_from_text", "unclosed"],
+                [],
+                True,
+            )
+        ],
+        id="hermes-broken-json-in-array-text-counts-both",
+    ),
+    pytest.param(
+        hermes(ALL_TYPED),
+        [("tool_call", "forecast", ALL_TYPED, [], [], True)],
+        id="hermes-typed-values-need-no-repair",
+    ),
+    pytest.param(
+        '<function=forecast>{"city": "Oslo", "days": "3"}</function>',
+        [("function_tag", "forecast", {"city": "Oslo", "days": 3}, ["number_from_text"], [], True)],
+        id="llama-function-tag-json-integer-as-text-counts",
+    ),
+    pytest.param(
+        '<|python_tag|>{"name": "forecast", "parameters": {"city": "Oslo", "days": "3"}}',
+        [
+            (
+                "python_tag",
+                "forecast",
+                {"city": "Oslo", "days": 3},
+                ["parameters_key", "number_from_text"],
+                [],
+                True,
+            )
+        ],
+        id="llama-python-tag-integer-as-text-counts",
+    ),
+    pytest.param(
+        '[TOOL_CALLS][{"name": "forecast", "arguments": {"city": "Oslo", "days": "3"}}]',
+        [("mistral", "forecast", {"city": "Oslo", "days": 3}, ["number_from_text"], [], True)],
+        id="mistral-json-integer-as-text-counts",
+    ),
+    pytest.param(
+        '[forecast(city="Oslo", days="3")]',
+        [("pythonic", "forecast", {"city": "Oslo", "days": 3}, ["number_from_text"], [], True)],
+        id="pythonic-str-literal-for-integer-counts",
+    ),
+    pytest.param(
+        "[forecast(city='Oslo', days=3, hourly=True)]",
+        [("pythonic", "forecast", {"city": "Oslo", "days": 3, "hourly": True}, [], [], True)],
+        id="pythonic-typed-literals-need-no-repair",
+    ),
+    pytest.param(
+        '{"name": "forecast", "arguments": {"city": "Oslo", "days": "3"}}',
+        [("bare_json", "forecast", {"city": "Oslo", "days": 3}, ["number_from_text"], [], True)],
+        id="bare-json-integer-as-text-counts",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reply", "calls"), TYPING_CASES)
+def test_formats_without_types_are_typed_by_the_schema(reply: str, calls: list[Typed]) -> None:
+    reading = read_calls(reply, [FORECAST])
+    assert (reading.text, typed_calls(reading)) == ("", calls)
+
+
+def test_typing_by_the_schema_stays_in_the_reading() -> None:
+    (call,) = read_calls(qwen(("city", "Oslo"), ("days", "3")), [FORECAST]).calls
+    assert call.reading is not None
+    assert [(c.field, c.normalisation.value, c.before, c.after) for c in call.reading.changes] == [
+        ("days", "number_from_text", "3", 3)
+    ]
+    assert (call.reading.repairs, call.reading.typed) == ((), ("days",))
+
+
+TYPING_REPLIES = [p.values[0] for p in TYPING_CASES]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("reply", TYPING_REPLIES, ids=[p.id for p in TYPING_CASES])
+def test_typing_streamed_in_small_chunks_reads_the_same(reply: str, size: int) -> None:
+    reader = WordsReader([FORECAST])
+    shown = "".join(reader.feed(reply[i : i + size]) for i in range(0, len(reply), size))
+    end = reader.close()
+    whole = read_calls(reply, [FORECAST])
+    assert (shown + end.text, typed_calls(end)) == (whole.text, typed_calls(whole))
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(TYPING_REPLIES), st.lists(st.integers(0, 200), max_size=12))
+def test_typing_every_chunking_reads_the_same(reply: str, cuts: list[int]) -> None:
+    reader = WordsReader([FORECAST])
+    shown = "".join(reader.feed(piece) for piece in split(reply, cuts))
+    end = reader.close()
+    whole = read_calls(reply, [FORECAST])
+    assert (shown + end.text, typed_calls(end)) == (whole.text, typed_calls(whole))
+
+
 # -- the stream ----------------------------------------------------------------------------
 
 REPLIES = [

@@ -38,6 +38,19 @@ class Normalisation(str, Enum):
     DROPPED_FIELD = "dropped_field"
 
 
+SCHEMA_TYPING = frozenset(
+    {
+        Normalisation.NUMBER_FROM_TEXT,
+        Normalisation.BOOLEAN_FROM_TEXT,
+        Normalisation.NULL_FROM_TEXT,
+        Normalisation.LIST_FROM_TEXT,
+        Normalisation.OBJECT_FROM_TEXT,
+    }
+)
+"""The normalisations that give text its type. In a format whose values carry no types
+(``read_arguments(..., untyped=True)``) they are how each value is read, not repairs."""
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """One normalisation: which field, what was done, the value before and after."""
@@ -46,6 +59,8 @@ class Change:
     normalisation: Normalisation
     before: Any
     after: Any
+    mended: tuple[Repair, ...] = ()
+    """What had to be mended to read a list or object sent as JSON text (always a repair)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +81,8 @@ class ArgumentsResult:
     """False when the schema itself could not be used for the strict check."""
     waived: tuple[str, ...] = ()
     """Failures of combinators the simple checks don't judge (an integration's schema)."""
+    typed: tuple[str, ...] = ()
+    """With ``untyped``: the fields whose text the schema typed (not repairs; see ``changes``)."""
 
 
 def read_arguments(
@@ -74,10 +91,17 @@ def read_arguments(
     *,
     cut_off: bool = False,
     tool: str | None = None,
+    untyped: bool = False,
 ) -> ArgumentsResult:
     """Read ``raw`` arguments for a tool with ``schema``; ``tool`` names it in the message.
 
     With ``cut_off=True`` (the reply hit its token limit) unclosed text is never mended.
+    ``untyped=True``: ``raw`` is a mapping from a format whose values carry no types (every
+    value is text, as in Qwen3-Coder's ``<parameter=…>`` lines). Typing each of those values by
+    the schema (``SCHEMA_TYPING``) is then not a repair, since the model could not have written
+    it any other way; the fields so typed are named in ``typed``. Everything else the model got
+    wrong still counts: a dropped field, an option's case, broken JSON inside a list's text, a
+    single value for a list, and any typing inside a value sent as JSON (JSON carries types).
     """
     repairs: list[Repair | Normalisation] = []
     try:
@@ -96,14 +120,40 @@ def read_arguments(
             ),
         )
         return _result(False, None, repairs, (), (), (unread,), schema, tool, True, ())
+    # Only values exactly as the format gave them are text; an envelope or JSON string
+    # unwrapped above means the arguments were written as JSON, which carries types.
+    texts = _text_fields(raw) if untyped and value is raw else set()
     walk = _Normaliser(schema)
     value = walk.value(value, schema, "", 0)
-    repairs.extend(c.normalisation for c in walk.changes if c.normalisation not in repairs)
+    typed = _count(walk.changes, repairs, texts)
     problems, checked, waived = check(value, schema)
     return _result(
         not problems, value, repairs, walk.changes, walk.dropped, problems, schema, tool,
-        checked, waived,
+        checked, waived, typed,
     )  # fmt: skip
+
+
+def _text_fields(raw: Any) -> set[str]:
+    if not isinstance(raw, Mapping):
+        return set()
+    return {key for key, value in raw.items() if isinstance(key, str) and isinstance(value, str)}
+
+
+def _count(
+    changes: list[Change], repairs: list[Repair | Normalisation], texts: set[str]
+) -> tuple[str, ...]:
+    """Add the changes that are repairs to ``repairs``; return the fields typed from text."""
+    typed: list[str] = []
+    for change in changes:
+        if change.field in texts and change.normalisation in SCHEMA_TYPING:
+            typed.append(change.field)
+        else:
+            repairs.append(change.normalisation)
+            if change.field in texts and change.normalisation is Normalisation.SINGLE_TO_LIST:
+                # The one item is still the text as written: typing it is no repair either.
+                texts.add(f"{change.field}[0]")
+        repairs.extend(change.mended)
+    return tuple(dict.fromkeys(typed))
 
 
 def _unwrap(
@@ -160,11 +210,12 @@ def _result(
     tool: str | None,
     checked: bool,
     waived: tuple[str, ...],
+    typed: tuple[str, ...] = (),
 ) -> ArgumentsResult:
     unique = tuple(dict.fromkeys(repairs))
     text = "" if ok else message(problems, tuple(dropped), schema, tool)
     return ArgumentsResult(
-        ok, value, unique, tuple(changes), tuple(dropped), problems, text, checked, waived
+        ok, value, unique, tuple(changes), tuple(dropped), problems, text, checked, waived, typed
     )
 
 
@@ -182,8 +233,15 @@ class _Normaliser:
         self.changes: list[Change] = []
         self.dropped: list[str] = []
 
-    def change(self, field: str, kind: Normalisation, before: Any, after: Any) -> Any:
-        self.changes.append(Change(field or "(arguments)", kind, before, after))
+    def change(
+        self,
+        field: str,
+        kind: Normalisation,
+        before: Any,
+        after: Any,
+        mended: tuple[Repair, ...] = (),
+    ) -> Any:
+        self.changes.append(Change(field or "(arguments)", kind, before, after, mended))
         return after
 
     def value(self, value: Any, node: Any, field: str, depth: int) -> Any:
@@ -214,9 +272,9 @@ class _Normaliser:
 
     def array(self, value: Any, node: Mapping[str, Any], field: str, depth: int) -> Any:
         if isinstance(value, str) and value.strip().startswith("["):
-            parsed = _read_quietly(value)
+            parsed, mended = _read_quietly(value)
             if isinstance(parsed, list):
-                value = self.change(field, Normalisation.LIST_FROM_TEXT, value, parsed)
+                value = self.change(field, Normalisation.LIST_FROM_TEXT, value, parsed, mended)
         if not isinstance(value, list):
             value = self.change(field, Normalisation.SINGLE_TO_LIST, value, [value])
         items = node.get("items")
@@ -224,9 +282,9 @@ class _Normaliser:
 
     def object(self, value: Any, node: Mapping[str, Any], field: str, depth: int) -> Any:
         if isinstance(value, str) and value.strip().startswith("{"):
-            parsed = _read_quietly(value)
+            parsed, mended = _read_quietly(value)
             if isinstance(parsed, dict):
-                value = self.change(field, Normalisation.OBJECT_FROM_TEXT, value, parsed)
+                value = self.change(field, Normalisation.OBJECT_FROM_TEXT, value, parsed, mended)
         if not isinstance(value, dict):
             return _copy(value)
         properties = node.get("properties")
@@ -276,11 +334,13 @@ class _Normaliser:
         return value
 
 
-def _read_quietly(text: str) -> Any:
+def _read_quietly(text: str) -> tuple[Any, tuple[Repair, ...]]:
+    """The value of JSON text and what had to be mended to read it; None if unreadable."""
     try:
-        return read_json(text).value
+        reading = read_json(text)
     except Unreadable:
-        return None
+        return None, ()
+    return reading.value, reading.repairs
 
 
 def _copy(value: Any) -> Any:

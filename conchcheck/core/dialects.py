@@ -5,12 +5,10 @@ Pure and deterministic (DESIGN.md rule 4); comments name the refusal each rule a
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
-from urllib.parse import unquote
 
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.errors import UnknownDialectError
@@ -117,6 +115,8 @@ def _dialect(family: str | Dialect) -> Dialect:
     try:
         return Dialect(str(family).strip().lower())
     except ValueError:
+        import difflib  # only for the error message: kept off start-up
+
         close = difflib.get_close_matches(str(family).lower(), names, n=1)
         hint = f"Did you mean '{close[0]}'?" if close else "When unsure, use 'strict'."
         raise UnknownDialectError(
@@ -357,6 +357,8 @@ def _rebase(node: Any) -> Any:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "$ref" and isinstance(value, str) and value.startswith("#"):
+            from urllib.parse import unquote
+
             head = unquote(value[1:]).split("/")[1:2]
             keep = value[1:] and (
                 not value.startswith("#/") or head in (["$defs"], ["definitions"])

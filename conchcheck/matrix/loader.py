@@ -1,22 +1,22 @@
 """Loading matrices: the schema cases and tool prompts a probe sends, read from YAML and checked.
 
 A matrix is checked by ``jsonschemas/matrix.schema.json``, then for what a schema can't say
-(unique ids, tools that exist and are offered); each problem is ``file:line: $.path: message``.
+(unique ids, tools that exist and are offered, tool schemas valid by their own draft, no key a
+YAML comma split off a text); each problem is ``file:line: $.path: message``.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import yaml
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.validators import validator_for
+from jsonschema import SchemaError
 
 from conchcheck import jsonschemas
 from conchcheck.core.matching import ArgumentMatcher, Expectation, ExpectedCall, as_matcher
@@ -25,6 +25,7 @@ from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
 from conchcheck.errors import InputError
 from conchcheck.files import json_path, read_text
 from conchcheck.matrix.model import FollowUp, Matrix, Prompt, SchemaCase, copy_names, digest
+from conchcheck.matrix.schemawalk import metaschema, schema_nodes, stray_keys
 
 MAX_DEPTH = 64
 """Deeper YAML is reported, not read (it also stops recursive aliases)."""
@@ -201,6 +202,11 @@ class _Checker:
                     )
                 elif isinstance(ident, str):
                     first[ident] = self.line([key, index, "id"])
+        for ident, tool in tools.items():
+            self.stray(["tools", ident], tool)
+        for index, case in cases:
+            if isinstance(case.get("tool"), dict):
+                self.stray(["schema_cases", index, "tool"], case["tool"])
         names: dict[str, str] = {}
         for index, case in cases:
             self.case(["schema_cases", index], case, tools, names)
@@ -218,6 +224,8 @@ class _Checker:
             self.add([*where, "tool"], f"no tool with id '{spec}' in $.tools")
         tool_path: _Path = ["tools", spec] if isinstance(spec, str) else [*where, "tool"]
         tool = tools.get(spec) if isinstance(spec, str) else spec
+        if valid and isinstance(tool, dict):
+            self.parameters(tool_path, tool, " (set valid: false if that is the point)")
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             return
         name = tool["name"]
@@ -228,8 +236,6 @@ class _Checker:
         if clash is not None:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
         names.update(dict.fromkeys(expanded, str(case.get("id"))))
-        if valid:
-            self.parameters(tool_path, tool, " (set valid: false if that is the point)")
 
     def prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
         offered: dict[str, dict[str, Any]] = {}
@@ -239,6 +245,8 @@ class _Checker:
             if ident in ids[:index]:
                 continue  # the schema reports a repeated id
             tool = tools.get(ident) if isinstance(ident, str) else None
+            if isinstance(tool, dict):
+                self.parameters(["tools", ident], tool, "")
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 complete = False
                 if isinstance(ident, str) and not isinstance(tools.get(ident), dict):
@@ -247,7 +255,6 @@ class _Checker:
             if tool["name"] in offered:
                 self.add([*where, "tools", index], f"a second tool named '{tool['name']}'")
             offered.setdefault(tool["name"], tool)
-            self.parameters(["tools", ident], tool, "")
         choice = prompt.get("tool_choice", "auto")
         forced = choice.get("tool") if isinstance(choice, dict) else None
         offer = f"is not offered by this prompt (offered: {', '.join(offered)})"
@@ -295,25 +302,53 @@ class _Checker:
                 self.add([*path, name], f"{tool['name']} takes no '{name}' (it takes {takes})")
 
     def parameters(self, path: _Path, tool: dict[str, Any], hint: str) -> None:
-        """A schema the matrix calls valid must be one, with every local ``$ref`` resolving."""
+        """A schema the matrix calls valid must be one by its own draft, its local ``$ref``s
+        resolving."""
         params = tool.get("parameters")
         if not isinstance(params, dict) or json_path(path) in self.checked:
             return
         self.checked.add(json_path(path))
         where: _Path = [*path, "parameters"]
-        dialect = params.get("$schema", "")
-        cls = validator_for(
-            {"$schema": dialect if isinstance(dialect, str) else ""}, Draft202012Validator
-        )
-        try:
-            cls.check_schema(params)
-        except SchemaError as error:
-            if error.validator == "anyOf" and list(error.absolute_path)[-1:] == ["type"]:
-                error.message = f"unknown type {jsonschemas.show(error.instance)}"
-            self.add([*where, *error.absolute_path], f"not JSON Schema: {error.message}{hint}")
-        for ref_path, ref in _refs(params, []):
-            if resolve_ref(params, ref) is None:
-                self.add([*where, *ref_path], f"{jsonschemas.show(ref)} points at nothing{hint}")
+        cls = metaschema(params)
+        if cls is None:
+            self.add(
+                [*where, "$schema"],
+                f"{jsonschemas.show(params['$schema'])} is no draft conchcheck knows, so it"
+                " can't be checked; write the draft's own URI, such as"
+                ' "https://json-schema.org/draft/2020-12/schema" or'
+                f' "http://json-schema.org/draft-07/schema#"{hint}',
+            )
+        else:
+            try:
+                cls.check_schema(params)
+            except SchemaError as error:
+                if error.validator == "anyOf" and list(error.absolute_path)[-1:] == ["type"]:
+                    error.message = f"unknown type {jsonschemas.show(error.instance)}"
+                self.add([*where, *error.absolute_path], f"not JSON Schema: {error.message}{hint}")
+        for node_path, node in schema_nodes(params, where, MAX_DEPTH):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and resolve_ref(params, ref) is None:
+                self.add([*node_path, "$ref"], f"{jsonschemas.show(ref)} points at nothing{hint}")
+
+    def stray(self, path: _Path, tool: Any) -> None:
+        """Refuse keys a YAML comma split off a text, in any tool, valid or not."""
+        params = tool.get("parameters") if isinstance(tool, dict) else None
+        for node_path, node in schema_nodes(params, [*path, "parameters"], MAX_DEPTH):
+            strays, left = set(stray_keys(node)), ""
+            for key, value in node.items():
+                if key not in strays:
+                    # What is left of the split text shows the author where the comma is.
+                    left = (
+                        f" ({key} reads {jsonschemas.show(value)})"
+                        if isinstance(value, str)
+                        else ""
+                    )
+                    continue
+                self.add(
+                    [*node_path, key],
+                    f"'{key}' is not a JSON Schema keyword and has no value; a comma in an"
+                    f" unquoted YAML flow mapping splits the text{left}: quote it",
+                )
 
 
 def _shared_node(root: yaml.Node | None) -> yaml.Node | None:
@@ -346,25 +381,6 @@ def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
     if not isinstance(items, list):
         return []
     return [(index, item) for index, item in enumerate(items) if isinstance(item, dict)]
-
-
-_NAMED = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-_DATA = {"const", "enum", "default", "examples"}
-
-
-def _refs(node: Any, path: _Path) -> Iterator[tuple[_Path, str]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                yield [*path, key], value
-            elif key in _NAMED and isinstance(value, dict):
-                for name, sub in value.items():
-                    yield from _refs(sub, [*path, key, name])
-            elif key not in _DATA:
-                yield from _refs(value, [*path, key])
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            yield from _refs(item, [*path, index])
 
 
 def _build(data: dict[str, Any], path: str) -> Matrix:

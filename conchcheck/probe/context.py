@@ -1,24 +1,38 @@
 """What a stage may use: the target, the matrix, the options, and a way to send and record.
 
-Stages are written against ``StageContext``, never against the engine, so the engine can
-import its stages without the stages importing it back.
+Stages get a ``Context``, never the engine: they send through it (within the budget and the
+one concurrency limit), record cells, reuse the cells of a probe being resumed, and tell the
+observer. The context also measures the critical path: how many requests, one after
+another, the longest chain of the probe waited for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+import asyncio
+import contextvars
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from conchcheck.matrix import Matrix
-    from conchcheck.results import Cell, Stage
-    from conchcheck.wire.catalogue import ModelInfo
-    from conchcheck.wire.chat import ChatRequest
-    from conchcheck.wire.providers import Target
-    from conchcheck.wire.transport import Exchange
+from conchcheck.core.words import estimate_tokens
+from conchcheck.matrix import Matrix
+from conchcheck.probe.budget import Budget, StopProbe
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.wire.adapter import ChatAdapter
+from conchcheck.wire.catalogue import ModelInfo
+from conchcheck.wire.chat import ChatRequest
+from conchcheck.wire.exchange import Exchange, Failed, WireErrorKind
+from conchcheck.wire.keys import Secret
+from conchcheck.wire.providers import Target
+from conchcheck.wire.transport import Policy, Wire
+
+T = TypeVar("T")
+
+CHAIN: contextvars.ContextVar[int] = contextvars.ContextVar("chain", default=0)
+"""Requests sent one after another before the current point of the current task."""
 
 
-class StageObserver(Protocol):
+class ProbeObserver(Protocol):
     """Told of progress; ``conchcheck.console`` renders it, Python callers may pass nothing."""
 
     def stage(self, stage: Stage, total: int) -> None:
@@ -28,32 +42,128 @@ class StageObserver(Protocol):
         """A cell finished."""
 
 
-class StageContext(Protocol):
-    """The part of a probe a stage sees."""
+@dataclass(frozen=True, slots=True)
+class ProbeOptions:
+    """How a probe runs and what it may spend."""
 
-    target: Target
-    matrix: Matrix
-    catalogue: ModelInfo | None
-    cells: list[Cell]
-    observer: StageObserver | None
+    repeat: int = 1
+    threshold: float = 0.5
+    temperature: float = 0.0
+    max_requests: int | None = None
+    max_tokens: int | None = None
+    """Budget of prompt + completion tokens over the whole probe."""
+    dialect_max_tokens: int = 8
+    """Output limit of a dialect cell: only acceptance matters."""
+    prompt_max_tokens: int = 200
+    """Output limit of a prompt: enough for a call or a short answer, not for rambling."""
+    streaming_checks: int = 2
+    """Prompts also sent streamed, to compare with the whole reply."""
+    policy: Policy = field(default_factory=Policy)
+    """Timeouts, retries, body size; ``policy.concurrency`` is the probe's one limit."""
 
     @property
-    def options(self) -> Any:
-        """The probe's options."""
+    def concurrency(self) -> int:
+        """Requests in flight at once."""
+        return self.policy.concurrency or 1
+
+
+class Context:
+    """One probe's shared state, as the stages see it."""
+
+    def __init__(
+        self,
+        target: Target,
+        matrix: Matrix,
+        options: ProbeOptions,
+        wire: Wire,
+        adapter: ChatAdapter,
+        key: Secret | None,
+        observer: ProbeObserver | None,
+        prior: Iterable[Cell],
+    ) -> None:
+        self.target = target
+        self.matrix = matrix
+        self.options = options
+        self.wire = wire
+        self.adapter = adapter
+        self.key = key
+        self.observer = observer
+        self.budget = Budget(options.max_requests, options.max_tokens, options.concurrency)
+        # A failed cell proves nothing, so a resumed probe sends it again.
+        self.prior = {c.id: c for c in prior if c.outcome is not Outcome.ERROR}
+        self.cells: list[Cell] = []
+        self.catalogue: ModelInfo | None = None
+        self.critical_path = 0
 
     async def send(self, request: ChatRequest) -> Exchange:
-        """Send within the budget."""
+        """Send within the budget; ``StopProbe`` once it is spent (nothing is recorded then)."""
+        if self.budget.stopped is not None:
+            raise StopProbe(self.budget.stopped)
+        if request.max_tokens is not None and self.options.max_tokens is not None:
+            estimate = estimate_tokens(repr(request.messages) + repr(request.tools))
+            limit = self.budget.output_limit(request.max_tokens, estimate)
+            request = _with_max_tokens(request, limit)
+        exchange = await self.wire.send(self.target, self.adapter, request, self.key, self.budget)
+        reply = exchange.reply
+        if reply is not None:
+            self.budget.spend(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        if exchange.attempts:
+            depth = CHAIN.get() + 1
+            CHAIN.set(depth)
+            self.critical_path = max(self.critical_path, depth)
+        match exchange.outcome:
+            case Failed(error) if error.kind is WireErrorKind.BUDGET:
+                raise StopProbe(self.budget.stopped or error.detail)
+            case _:
+                pass
+        if self.budget.stopped is not None and _would_retry(exchange):
+            # A retry the budget refused: what came says "later", which is not an answer.
+            raise StopProbe(self.budget.stopped)
+        return exchange
 
     def record(self, cell: Cell) -> Cell:
-        """Keep a finished cell."""
+        """Keep a finished cell and tell the observer."""
+        self.cells.append(cell)
+        if self.observer is not None:
+            self.observer.cell(cell)
+        return cell
 
     def reuse(self, cell_id: str) -> Cell | None:
-        """A finished cell of the probe being resumed."""
+        """A finished cell of the probe being resumed, recorded again as it was."""
+        cell = self.prior.get(cell_id)
+        return self.record(cell) if cell is not None else None
 
-    async def gather(self, jobs: Sequence[Callable[[], Awaitable[Any]]]) -> None:
-        """Run jobs concurrently."""
+    def announce(self, stage: Stage, total: int) -> None:
+        """Tell the observer a stage starts."""
+        if self.observer is not None:
+            self.observer.stage(stage, total)
 
-    def exchange_cell(
-        self, cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any
-    ) -> Cell:
-        """A cell carrying an exchange's evidence."""
+    async def together(self, jobs: Iterable[Awaitable[T]]) -> list[T | None]:
+        """Run ``jobs`` at once; a job the budget stopped gives None.
+
+        The chain after them is the longest chain among them: each ran in its own task.
+        """
+
+        async def one(job: Awaitable[T]) -> tuple[T | None, int]:
+            try:
+                return await job, CHAIN.get()
+            except StopProbe:
+                return None, CHAIN.get()
+
+        done = await asyncio.gather(*(asyncio.ensure_future(one(job)) for job in jobs))
+        if done:
+            CHAIN.set(max(CHAIN.get(), *(depth for _, depth in done)))
+        return [value for value, _ in done]
+
+
+def _would_retry(exchange: Exchange) -> bool:
+    refusal, error = exchange.refusal, exchange.error
+    if refusal is not None:
+        return refusal.retryable
+    return error is not None and error.kind in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT)
+
+
+def _with_max_tokens(request: ChatRequest, limit: int) -> ChatRequest:
+    from dataclasses import replace
+
+    return replace(request, max_tokens=limit)

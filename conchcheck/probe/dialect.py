@@ -1,166 +1,244 @@
-"""The dialect stage: which schema cases the provider accepts, in which dialect, for few requests.
+"""The dialect stage: which dialect carries every valid schema case, measured, for few requests.
 
-Cases go many to a request; only a refused group is split, at the tool a refusal names when
-it names one, else in halves, because providers that validate every declaration fail the
-whole request over one bad tool (provider-facts: one bad tool fails the request).
+DESIGN.md rule 4. Valid cases go many to a request. ``permissive`` is tried first, then the
+family's own dialect, then the others from most to least permissive, until the most
+permissive dialect that carries every case is known: a grouped request in that dialect
+carried all of them, and every more permissive dialect was refused on at least one case.
+Then, within an economy bound, the refused dialects are split case by case so the report
+can say which cases each refuses; a case whose converted schema is byte-for-byte the one a
+dialect already accepted is not sent again. A failed request settles nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
-from typing import TYPE_CHECKING, Any
+import math
+from collections.abc import Sequence
 
-from conchcheck.core.dialects import Dialect, to_dialect
+from conchcheck.core.dialects import to_dialect
+from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.core.tools import Tool
+from conchcheck.matrix import SchemaCase
+from conchcheck.probe.context import Context
+from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import chain_for
+from conchcheck.verdict import PERMISSIVENESS, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
-from conchcheck.wire.transport import Exchange
-
-if TYPE_CHECKING:
-    from conchcheck.probe.context import StageContext as Probe
-
-SPLITTABLE = frozenset({"schema", "context_length", "other"})
-"""Refusal kinds that may concern some of a group's tools, so the group is split."""
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
 JSON_SCHEMA = "json_schema"
 """Gemini only: the pseudo-dialect of full JSON Schema sent as ``parametersJsonSchema``."""
+ECONOMY = 0.25
+"""The stage spends at most this share of one request per case per dialect."""
+SPLIT_KINDS = frozenset({RefusalKind.CONTEXT_LENGTH, RefusalKind.OTHER})
+"""Refusals that may concern a group's size or some of its tools, not the dialect: split."""
+ENDPOINT_KINDS = frozenset(
+    {RefusalKind.TOOLS, RefusalKind.AUTH, RefusalKind.NOT_FOUND, RefusalKind.QUOTA}
+)
+"""Refusals of the endpoint itself: no dialect can change them, so exploring stops."""
+
+Settled = dict[tuple[str, str], Cell]
 
 
-def case_tools(case: Any, dialect: str) -> tuple[Tool, ...]:
-    """The tools a schema case sends, converted to ``dialect`` (repeated for ``copies``)."""
-    tool: Tool = case.tool
-    schema = dict(tool.parameters)
+def case_tools(case: SchemaCase, dialect: str) -> tuple[Tool, ...]:
+    """The tools a schema case sends (its copies, when it has them), in ``dialect``."""
+    schema = dict(case.tool.parameters)
     if dialect != JSON_SCHEMA and schema:
         schema = to_dialect(schema, dialect)
-    copies = case.copies or 0
-    if copies:
-        return tuple(
-            Tool(f"{tool.name}_{i:03d}", tool.description, schema) for i in range(1, copies + 1)
+    return tuple(Tool(t.name, t.description, schema) for t in case.tools)
+
+
+class Exploration:
+    """One dialect stage: what is settled so far, and what it may still spend."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        cases = ctx.matrix.schema_cases
+        self.valid = [c for c in cases if c.valid]
+        self.invalid = [c for c in cases if not c.valid]
+        self.settled: Settled = {}
+        self.cap = math.ceil(ECONOMY * len(cases) * len(PERMISSIVENESS))
+        # The invalid cases are sent apart, but count against the same bound.
+        self.spent = len(self.invalid)
+        self.endpoint_refusal: Refusal | None = None
+
+    async def run(self) -> None:
+        """Explore, then draw the per-case picture within the cap."""
+        self.ctx.announce(Stage.DIALECT, len(self.valid) + len(self.invalid))
+        await self.explore()
+        if self.ctx.target.provider.api == "gemini" and self.endpoint_refusal is None:
+            await self.try_all(JSON_SCHEMA)
+
+    async def run_invalid(self) -> None:
+        """Deliberately invalid schemas: once, as sent, each alone; nothing waits for them."""
+        await self.ctx.together([self.group([c], "permissive") for c in self.invalid])
+
+    async def explore(self) -> None:
+        """Find the most permissive dialect that carries every valid case; then the picture."""
+        family = self.ctx.target.dialect.value
+        chosen: str | None = None
+        for dialect in exploration_order(family):
+            if self.endpoint_refusal is not None:
+                return
+            rank = PERMISSIVENESS.index(dialect)
+            if chosen is not None and rank > PERMISSIVENESS.index(chosen):
+                continue
+            await self.try_all(dialect)
+            if carried_by(self.cells(), dialect, [c.id for c in self.valid]):
+                chosen = dialect
+            if chosen is not None and all(
+                self.tried(d) for d in PERMISSIVENESS[: PERMISSIVENESS.index(chosen)]
+            ):
+                break
+        for dialect in PERMISSIVENESS:
+            if self.endpoint_refusal is None and self.tried(dialect) and dialect != chosen:
+                await self.picture(dialect)
+
+    def cells(self) -> list[Cell]:
+        """The dialect cells settled so far."""
+        return list(self.settled.values())
+
+    def tried(self, dialect: str) -> bool:
+        """Whether any case was sent in ``dialect``."""
+        return any(d == dialect for _, d in self.settled) or any(
+            c.dialect == dialect for c in self.ctx.cells if c.stage is Stage.DIALECT
         )
-    return (Tool(tool.name, tool.description, schema),)
 
+    async def try_all(self, dialect: str) -> None:
+        """Every valid case in ``dialect``: the plain ones in one request, many-tools alone."""
+        singles = [c for c in self.valid if c.copies]
+        plain = [c for c in self.valid if not c.copies]
+        jobs = [self.group(plain, dialect)] if plain else []
+        await self.ctx.together([*jobs, *(self.group([c], dialect) for c in singles)])
 
-async def run_dialects(probe: Probe) -> None:
-    """Every valid case in each dialect of the chain until one carries all; the rest elsewhere."""
-    cases = list(probe.matrix.schema_cases)
-    valid = [c for c in cases if c.valid]
-    family = probe.target.dialect.value
-    chain = chain_for(family)
-    if probe.observer:
-        probe.observer.stage(Stage.DIALECT, len(valid) * len(chain))
-    results: dict[tuple[str, str], Cell] = {}
-    for dialect in chain:
-        await _dialect(probe, valid, dialect, results)
-        if all(
-            results.get((c.id, dialect)) is not None
-            and not _schema_refused(results[(c.id, dialect)])
-            for c in valid
-        ):
-            break
-    # Deliberately invalid schemas: once, as sent, each alone.
-    await _dialect(
-        probe, [c for c in cases if not c.valid], Dialect.PERMISSIVE.value, results, grouped=False
-    )
-    tried = [d for d in chain if any(k[1] == d for k in results)]
-    unplaced = [
-        c
-        for c in valid
-        if all(_schema_refused(results[(c.id, d)]) for d in tried if (c.id, d) in results)
-    ]
-    for dialect in (d.value for d in Dialect if d.value not in chain):
-        if unplaced:
-            await _dialect(probe, unplaced, dialect, results)
-    if probe.target.provider.api == "gemini":
-        await _dialect(probe, valid, JSON_SCHEMA, results)
+    async def picture(self, dialect: str) -> None:
+        """Settle case by case what ``dialect`` refuses, within the cap."""
+        todo = []
+        for case in self.valid:
+            if (case.id, dialect) in self.settled:
+                continue
+            twin = self.twin(case, dialect)
+            if twin is not None:
+                self.keep(case, dialect, twin)
+            else:
+                todo.append(case)
+        while todo and self.spent < self.cap and self.endpoint_refusal is None:
+            named = await self.group(todo, dialect, split=True)
+            before = len(todo)
+            todo = [c for c in todo if (c.id, dialect) not in self.settled]
+            if len(todo) == before and not named:
+                return  # nothing settled (a failure): sending it again proves no more
 
+    def twin(self, case: SchemaCase, dialect: str) -> Cell | None:
+        """An accepted cell of ``case`` in another dialect whose tools were the same bytes."""
+        mine = case_tools(case, dialect)
+        for (case_id, other), cell in self.settled.items():
+            same = case_id == case.id and other != JSON_SCHEMA
+            if same and cell.outcome is Outcome.ACCEPTED and case_tools(case, other) == mine:
+                return cell
+        return None
 
-def _schema_refused(cell: Cell) -> bool:
-    return cell.outcome is Outcome.REFUSED and cell.refusal_kind == "schema"
+    def keep(self, case: SchemaCase, dialect: str, twin: Cell) -> None:
+        """Record ``case`` as accepted in ``dialect`` on the evidence of its byte-equal twin."""
+        detail = (
+            f"The same schema, byte for byte, was accepted as {twin.dialect} "
+            f"(cell {twin.id}); not sent again."
+        )
+        cell = Cell(
+            f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, Outcome.ACCEPTED, detail,
+            dialect=dialect, requests=0, extra={**twin.extra, "same_as": twin.id},
+        )  # fmt: skip
+        self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
+    async def group(
+        self, cases: Sequence[SchemaCase], dialect: str, *, split: bool = False
+    ) -> bool:
+        """Send ``cases`` in one request and settle what the reply allows; True if a case
+        was named by a refusal. ``split``: settle the rest of a refused group too."""
+        todo = [c for c in cases if not self.resumed(c, dialect)]
+        if not todo:
+            return False
+        tools = tuple(t for case in todo for t in case_tools(case, dialect))
+        request = ChatRequest(
+            self.ctx.target.model,
+            (Message(Role.USER, "Reply with the single word: ok"),),
+            tools=tools,
+            max_tokens=self.ctx.options.dialect_max_tokens,
+            temperature=self.ctx.options.temperature,
+            gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
+        )
+        exchange = await self.ctx.send(request)
+        self.spent += exchange.attempts
+        match exchange.outcome:
+            case Replied():
+                self.settle(todo, dialect, exchange, Outcome.ACCEPTED)
+            case Failed():
+                self.settle(todo, dialect, exchange, Outcome.ERROR)
+            case Refused(refusal) if len(todo) == 1 or refusal.kind in ENDPOINT_KINDS:
+                if refusal.kind in ENDPOINT_KINDS:
+                    self.endpoint_refusal = refusal
+                self.settle(todo, dialect, exchange, Outcome.REFUSED)
+            case Refused(refusal) if refusal.kind in SPLIT_KINDS:
+                half = len(todo) // 2
+                await self.ctx.together(
+                    [self.group(todo[:half], dialect, split=split),
+                     self.group(todo[half:], dialect, split=split)]
+                )  # fmt: skip
+            case Refused(refusal) if refusal.kind is RefusalKind.SCHEMA:
+                index = refusal.tool_index
+                # A group holds no many-tools case, so a tool's index is its case's position.
+                if index is not None and 0 <= index < len(todo):
+                    self.settle([todo[index]], dialect, exchange, Outcome.REFUSED, todo)
+                    return True
+                if split:
+                    half = len(todo) // 2
+                    await self.ctx.together(
+                        [self.group(todo[:half], dialect, split=True),
+                         self.group(todo[half:], dialect, split=True)]
+                    )  # fmt: skip
+            case Refused():
+                # A rate limit that outlasted its retries says nothing of the schemas.
+                self.settle(todo, dialect, exchange, Outcome.REFUSED)
+        return False
 
-async def _dialect(
-    probe: Probe,
-    cases: Sequence[Any],
-    dialect: str,
-    results: dict[tuple[str, str], Cell],
-    *,
-    grouped: bool = True,
-) -> None:
-    todo = []
-    for case in cases:
-        prior = probe.reuse(f"dialect/{dialect}/{case.id}")
+    def resumed(self, case: SchemaCase, dialect: str) -> bool:
+        """Whether the probe being resumed settled ``case`` in ``dialect`` (then reused)."""
+        prior = self.ctx.reuse(f"dialect/{dialect}/{case.id}")
         if prior is not None:
-            results[(case.id, dialect)] = prior
-        else:
-            todo.append(case)
-    # Many-tools cases stand alone: their size is the feature, and would drown a group.
-    singles = [c for c in todo if c.copies or not grouped]
-    group = [c for c in todo if c not in singles]
-    jobs: list[Callable[[], Awaitable[None]]] = [
-        partial(_settle, probe, [c], dialect, results) for c in singles
-    ]
-    if group:
-        jobs.append(partial(_settle, probe, group, dialect, results))
-    await probe.gather(jobs)
+            self.settled[(case.id, dialect)] = prior
+        return prior is not None
+
+    def settle(
+        self,
+        cases: Sequence[SchemaCase],
+        dialect: str,
+        exchange: Exchange,
+        outcome: Outcome,
+        sent: Sequence[SchemaCase] = (),
+    ) -> None:
+        """Record ``cases`` as settled by ``exchange`` (``sent``: every case in the request)."""
+        ids = tuple(c.id for c in (sent or cases))
+        together = f" (sent with {len(ids) - 1} other cases)" if len(ids) > 1 else ""
+        match exchange.outcome:
+            case Refused(refusal):
+                detail = refusal.message
+            case Failed(error):
+                detail = error.detail
+            case Replied():
+                detail = f"Accepted{together}."
+        for case in cases:
+            cell = exchange_cell(
+                f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, exchange,
+                outcome=outcome, detail=detail, dialect=dialect, cases=ids,
+                extra={"feature": case.feature, "valid": case.valid},
+            )  # fmt: skip
+            self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
 
-async def _settle(
-    probe: Probe, cases: list[Any], dialect: str, results: dict[tuple[str, str], Cell]
-) -> None:
-    """Send ``cases`` together; on a refusal, split and settle each part."""
-    tools = tuple(t for case in cases for t in case_tools(case, dialect))
-    request = ChatRequest(
-        probe.target.model,
-        (Message(Role.USER, "Reply with the single word: ok"),),
-        tools=tools,
-        max_tokens=probe.options.dialect_max_tokens,
-        temperature=probe.options.temperature,
-        gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
-    )
-    exchange = await probe.send(request)
-    refusal = exchange.refusal
-    # Only a refusal that may be about some of the tools is worth splitting: "takes no tools",
-    # a bad key or a quota would only be repeated for every part.
-    if refusal is not None and len(cases) > 1 and refusal.kind.value in SPLITTABLE:
-        for part in _split(cases, exchange):
-            await _settle(probe, part, dialect, results)
-        return
-    ids = tuple(c.id for c in cases)
-    for case in cases:
-        cell = _cell(probe, case, dialect, exchange, ids)
-        results[(case.id, dialect)] = probe.record(cell)
+async def run_dialects(ctx: Context) -> None:
+    """The dialect stage of one probe: the valid cases, which native prompts wait for."""
+    await Exploration(ctx).run()
 
 
-def _split(cases: list[Any], exchange: Exchange) -> list[list[Any]]:
-    refusal = exchange.refusal
-    index = refusal.tool_index if refusal is not None else None
-    # The refusal names a tool: take that case out first. Tool indexes count tools, and a
-    # group holds no many-tools case, so an index is a case's position.
-    if index is not None and 0 <= index < len(cases):
-        named = cases[index]
-        return [[named], [c for c in cases if c is not named]]
-    half = len(cases) // 2
-    return [cases[:half], cases[half:]]
-
-
-def _cell(probe: Probe, case: Any, dialect: str, exchange: Exchange, ids: tuple[str, ...]) -> Cell:
-    together = f" (sent with {len(ids) - 1} other cases)" if len(ids) > 1 else ""
-    if exchange.refusal is not None:
-        outcome, detail = Outcome.REFUSED, exchange.refusal.message
-    elif exchange.error is not None:
-        outcome, detail = Outcome.ERROR, exchange.error.detail
-    else:
-        outcome, detail = Outcome.ACCEPTED, f"Accepted{together}."
-    return probe.exchange_cell(
-        f"dialect/{dialect}/{case.id}",
-        Stage.DIALECT,
-        case.id,
-        exchange,
-        outcome=outcome,
-        detail=detail,
-        dialect=dialect,
-        cases=ids,
-        extra={"feature": case.feature, "valid": case.valid},
-    )
+async def run_invalid_cases(ctx: Context) -> None:
+    """The deliberately invalid cases, which nothing waits for."""
+    await Exploration(ctx).run_invalid()

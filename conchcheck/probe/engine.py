@@ -1,8 +1,12 @@
-"""The probe: run a matrix against one target, stage by stage, within a budget.
+"""The probe: one matrix against one target, run as a graph of stages within a budget.
 
-reach → catalogue → dialect → native → words → follow-ups. Each stage is a set of cells run
-concurrently; a budget (requests, tokens) or an interrupt stops the probe with the cells
-so far, and ``resume`` continues it without repeating finished cells.
+    reach ──┬─► catalogue ──► words prompts ──► each one's round trip
+            └─► dialect ────► native prompts ─► each one's round trip
+                         └──► streaming pairs
+
+Every request waits only for what it needs, under the one concurrency limit of the budget,
+so a probe's wall time stays near its critical path. A spent budget or an interrupt stops
+the probe with the cells so far; ``resume`` continues it without repeating finished cells.
 """
 
 from __future__ import annotations
@@ -10,90 +14,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
-from conchcheck.probe.dialect import run_dialects
-from conchcheck.probe.evidence import refusal_evidence, reply_evidence, request_evidence, tokens
-from conchcheck.probe.prompts import run_prompts
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.matrix import Matrix
+from conchcheck.probe.budget import STAGE, URGENCY, StopProbe, Urgency
+from conchcheck.probe.context import CHAIN, Context, ProbeObserver, ProbeOptions
+from conchcheck.probe.dialect import run_dialects, run_invalid_cases
+from conchcheck.probe.evidence import exchange_cell
+from conchcheck.probe.followups import round_trip, streaming
+from conchcheck.probe.prompts import native_prompt, words_prompt
 from conchcheck.results import Cell, Outcome, ProbeResult, Stage
-from conchcheck.verdict import decide
+from conchcheck.verdict import decide, decide_dialect
 from conchcheck.wire import adapter_for
-from conchcheck.wire.catalogue import Catalogues, ModelInfo
+from conchcheck.wire.catalogue import Catalogues
 from conchcheck.wire.chat import ChatRequest, Message, Role
+from conchcheck.wire.exchange import Failed, Refused, Replied
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import Target
-from conchcheck.wire.transport import Exchange, Policy, Transport, Wire, WireErrorKind
+from conchcheck.wire.transport import Transport, Wire
 
-UNUSABLE_REFUSALS = frozenset({"auth", "not_found"})
-UNUSABLE_ERRORS = frozenset({WireErrorKind.CONNECT, WireErrorKind.INSECURE, WireErrorKind.REDIRECT})
+__all__ = ["Probe", "ProbeObserver", "ProbeOptions"]
 
-
-@dataclass(frozen=True, slots=True)
-class ProbeOptions:
-    """How a probe runs and what it may spend."""
-
-    concurrency: int = 4
-    repeat: int = 1
-    threshold: float = 0.5
-    temperature: float = 0.0
-    max_requests: int | None = None
-    max_tokens: int | None = None
-    """Budget of prompt + completion tokens over the whole probe."""
-    dialect_max_tokens: int = 8
-    """Output limit of a dialect cell: only acceptance matters."""
-    prompt_max_tokens: int = 200
-    """Output limit of a prompt: enough for a call or a short answer, not for rambling."""
-    streaming_checks: int = 2
-    """Prompts also sent streamed, to compare with the whole reply."""
-    policy: Policy = field(default_factory=Policy)
-
-
-class ProbeObserver(Protocol):
-    """Told of progress; ``conchcheck.console`` renders it, Python callers may pass nothing."""
-
-    def stage(self, stage: Stage, total: int) -> None:
-        """A stage starts with ``total`` cells (an estimate for the dialect stage)."""
-
-    def cell(self, cell: Cell) -> None:
-        """A cell finished."""
-
-
-class StopProbe(Exception):
-    """The budget is spent or the probe was interrupted."""
-
-
-class Budget:
-    """Counts requests and tokens; refuses the next request once either limit is reached."""
-
-    def __init__(self, max_requests: int | None, max_tokens: int | None) -> None:
-        self.max_requests = max_requests
-        self.max_tokens = max_tokens
-        self.requests = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.stopped: str | None = None
-
-    def before(self) -> None:
-        """Count one more request, or raise ``StopProbe`` when the budget is spent."""
-        if self.stopped is None:
-            if self.max_requests is not None and self.requests >= self.max_requests:
-                self.stopped = f"the request budget ({self.max_requests}) is spent"
-            elif (
-                self.max_tokens is not None
-                and self.prompt_tokens + self.completion_tokens >= self.max_tokens
-            ):
-                self.stopped = f"the token budget ({self.max_tokens}) is spent"
-        if self.stopped is not None:
-            raise StopProbe(self.stopped)
-        self.requests += 1
-
-    def after(self, exchange: Exchange) -> None:
-        """Count the tokens an exchange reported."""
-        prompt, completion = tokens(exchange)
-        self.prompt_tokens += prompt or 0
-        self.completion_tokens += completion or 0
+T = TypeVar("T")
+UNUSABLE_REFUSALS = frozenset({RefusalKind.AUTH, RefusalKind.NOT_FOUND})
 
 
 class Probe:
@@ -102,7 +47,7 @@ class Probe:
     def __init__(
         self,
         target: Target,
-        matrix: Any,
+        matrix: Matrix,
         *,
         key: Secret | None = None,
         options: ProbeOptions | None = None,
@@ -116,106 +61,118 @@ class Probe:
         self.options = options or ProbeOptions()
         self.transport = transport
         self.observer = observer
-        self.adapter = adapter_for(target)
-        self.budget = Budget(self.options.max_requests, self.options.max_tokens)
-        self.prior = {c.id: c for c in resume if c.outcome is not Outcome.ERROR}
-        self.cells: list[Cell] = []
-        self.catalogue: ModelInfo | None = None
-        self.stage_ms: dict[str, float] = {}
-        self.stage_requests: dict[str, int] = {}
+        self.resume = tuple(resume)
+        self.ctx: Context | None = None
         self.unusable: str | None = None
-        self.wire: Wire | None = None
-        self.limit = asyncio.Semaphore(self.options.concurrency)
-
-    # -- what stages use ------------------------------------------------------------------
-
-    async def send(self, request: ChatRequest) -> Exchange:
-        """Send within the budget; ``StopProbe`` once it is spent."""
-        self.budget.before()
-        assert self.wire is not None
-        exchange = await self.wire.send(self.target, self.adapter, request, self.key)
-        self.budget.after(exchange)
-        return exchange
-
-    def record(self, cell: Cell) -> Cell:
-        """Keep a finished cell and tell the observer."""
-        self.cells.append(cell)
-        if self.observer is not None:
-            self.observer.cell(cell)
-        return cell
-
-    def reuse(self, cell_id: str) -> Cell | None:
-        """A finished cell of the probe being resumed, recorded again as it was."""
-        cell = self.prior.get(cell_id)
-        return self.record(cell) if cell is not None else None
-
-    async def gather(self, jobs: Sequence[Callable[[], Awaitable[Any]]]) -> None:
-        """Run jobs concurrently (bounded); a spent budget ends the ones not yet started."""
-
-        async def one(job: Callable[[], Awaitable[Any]]) -> None:
-            async with self.limit:
-                with contextlib.suppress(StopProbe):
-                    await job()
-
-        await asyncio.gather(*(one(job) for job in jobs))
-
-    def exchange_cell(
-        self, cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any
-    ) -> Cell:
-        """A cell carrying an exchange's evidence; the outcome is in ``fields``."""
-        prompt, completion = tokens(exchange)
-        refusal = exchange.refusal
-        error = exchange.error
-        return Cell(
-            cell_id,
-            stage,
-            case,
-            refusal_kind=refusal.kind.value if refusal else None,
-            error_kind=error.kind.value if error else None,
-            request=request_evidence(exchange),
-            reply=reply_evidence(exchange),
-            refusal=refusal_evidence(refusal),
-            requests=exchange.attempts,
-            latency_ms=round(exchange.latency_ms, 1),
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            **fields,
-        )
-
-    # -- the run ------------------------------------------------------------------------------
+        self.spans: dict[Stage, list[float]] = {}
+        self.chains: dict[Stage, int] = {}
+        """The longest chain of requests at the end of each stage's work."""
 
     async def run(self) -> ProbeResult:
-        """Every stage in order; stops early on an unusable target or a spent budget."""
+        """The whole graph; stops early on an unusable target or a spent budget."""
         async with Wire(policy=self.options.policy, transport=self.transport) as wire:
-            self.wire = wire
-            try:
-                await self.timed(Stage.REACH, self.reach)
-                if self.unusable is None:
-                    await self.timed(Stage.CATALOGUE, self.read_catalogue)
-                    await self.timed(Stage.DIALECT, lambda: run_dialects(self))
-                    await self.timed(Stage.NATIVE, lambda: run_prompts(self, "native"))
-                    await self.timed(Stage.WORDS, lambda: run_prompts(self, "words"))
-                    await self.timed(Stage.FOLLOW_UP, lambda: run_prompts(self, "follow_up"))
-            except StopProbe:
-                pass
+            ctx = Context(
+                self.target, self.matrix, self.options, wire, adapter_for(self.target),
+                self.key, self.observer, self.resume,
+            )  # fmt: skip
+            wire.gate = ctx.budget
+            self.ctx = ctx
+            with contextlib.suppress(StopProbe):
+                await self._graph(ctx)
         return self.partial()
 
-    async def timed(self, stage: Stage, work: Callable[[], Awaitable[Any]]) -> None:
-        """Run one stage and keep its wall time."""
-        if self.budget.stopped:
+    async def _graph(self, ctx: Context) -> None:
+        await self.timed(Stage.REACH, Urgency.REACH, self.reach(ctx))
+        if self.unusable is not None:
             return
-        started, spent = time.perf_counter(), self.budget.requests
-        try:
-            await work()
-        finally:
-            self.stage_ms[stage.value] = round((time.perf_counter() - started) * 1000, 1)
-            self.stage_requests[stage.value] = self.budget.requests - spent
+        catalogue = asyncio.ensure_future(
+            self.timed(Stage.CATALOGUE, Urgency.REACH, self.read_catalogue(ctx))
+        )
+        dialect = asyncio.ensure_future(
+            self.timed(Stage.DIALECT, Urgency.DIALECT, run_dialects(ctx))
+        )
+        # Nothing waits for the deliberately invalid cases: they go when a slot is free.
+        invalid = self.timed(Stage.DIALECT, Urgency.IDLE, run_invalid_cases(ctx))
+        await ctx.together([self.words(ctx, catalogue), self.native(ctx, dialect), invalid])
+        self._check_answers(ctx)
 
-    async def reach(self) -> None:
-        """One plain chat request: an auth or model refusal makes the target unusable."""
-        if self.observer:
-            self.observer.stage(Stage.REACH, 1)
-        if self.reuse("reach") is not None:
+    async def words(self, ctx: Context, catalogue: Awaitable[None]) -> None:
+        """Words prompts need only the catalogue's window, not the dialect."""
+        await catalogue
+        self.follow(Stage.CATALOGUE)
+        prompts = ctx.matrix.prompts
+        ctx.announce(Stage.WORDS, len(prompts) * self.options.repeat)
+
+        async def one(prompt_index: int, attempt: int) -> None:
+            prompt = prompts[prompt_index]
+            urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.WORDS
+            cell = await self.timed(Stage.WORDS, urgency, words_prompt(ctx, prompt, attempt))
+            if attempt == 1:
+                await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+
+        await ctx.together(
+            one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
+        )
+
+    async def native(self, ctx: Context, dialect_stage: Awaitable[None]) -> None:
+        """Native prompts and the streaming pairs need the dialect verdict."""
+        await dialect_stage
+        self.follow(Stage.DIALECT)
+        dialect = self.chosen_dialect(ctx)
+        prompts = ctx.matrix.prompts
+        calling = [p for p in prompts if not p.expect.no_call and p.follow_up is None]
+        calling = calling[: self.options.streaming_checks]
+        ctx.announce(Stage.NATIVE, len(prompts) * self.options.repeat)
+
+        async def one(prompt_index: int, attempt: int) -> None:
+            prompt = prompts[prompt_index]
+            work = native_prompt(ctx, prompt, dialect, attempt)
+            urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.NATIVE
+            cell = await self.timed(Stage.NATIVE, urgency, work)
+            if attempt == 1:
+                await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+
+        jobs: list[Awaitable[object]] = [
+            one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
+        ]
+        jobs += [
+            self.timed(Stage.FOLLOW_UP, Urgency.NATIVE, streaming(ctx, p, dialect)) for p in calling
+        ]
+        await ctx.together(jobs)
+
+    def chosen_dialect(self, ctx: Context) -> str:
+        """The dialect native tools go in: the verdict's, else the best there is, else the
+        family's (an endpoint that takes no tools refuses them in any dialect)."""
+        verdict = decide_dialect(
+            ctx.cells,
+            self.target.dialect.value,
+            [c.id for c in self.matrix.schema_cases if not c.valid],
+            [c.id for c in self.matrix.schema_cases if c.valid],
+        )
+        return verdict.dialect or verdict.best or self.target.dialect.value
+
+    def follow(self, stage: Stage) -> None:
+        """What runs next waited for ``stage``: its chain continues from there."""
+        CHAIN.set(max(CHAIN.get(), self.chains.get(stage, 0)))
+
+    async def timed(self, stage: Stage, urgency: Urgency, work: Awaitable[T]) -> T:
+        """Run ``work`` as part of ``stage``: its requests go at ``urgency`` and count there."""
+        URGENCY.set(urgency)
+        STAGE.set(stage.value)
+        started = time.perf_counter()
+        try:
+            return await work
+        finally:
+            span = self.spans.setdefault(stage, [started, started])
+            span[0] = min(span[0], started)
+            span[1] = max(span[1], time.perf_counter())
+            self.chains[stage] = max(self.chains.get(stage, 0), CHAIN.get())
+
+    async def reach(self, ctx: Context) -> None:
+        """One plain chat request: no usable reply, a bad key or an unknown model stop here."""
+        ctx.announce(Stage.REACH, 1)
+        prior = ctx.reuse("reach")
+        if prior is not None:
             return
         request = ChatRequest(
             self.target.model,
@@ -223,70 +180,78 @@ class Probe:
             max_tokens=self.options.dialect_max_tokens,
             temperature=self.options.temperature,
         )
-        exchange = await self.send(request)
-        if exchange.reply is not None and exchange.refusal is None:
-            outcome, detail = Outcome.PASS, "The target answered a plain chat request."
-        elif exchange.refusal is not None:
-            outcome, detail = Outcome.REFUSED, exchange.refusal.message
-            if exchange.refusal.kind.value in UNUSABLE_REFUSALS:
-                self.unusable = f"{exchange.refusal.kind.value}: {exchange.refusal.message}"
-        else:
-            assert exchange.error is not None
-            outcome, detail = Outcome.ERROR, exchange.error.detail
-            if exchange.error.kind in UNUSABLE_ERRORS:
-                self.unusable = f"{exchange.error.kind.value}: {exchange.error.detail}"
-        self.record(
-            self.exchange_cell(
-                "reach", Stage.REACH, "reach", exchange, outcome=outcome, detail=detail
-            )
+        exchange = await ctx.send(request)
+        match exchange.outcome:
+            case Replied():
+                outcome, detail = Outcome.PASS, "The target answered a plain chat request."
+            case Refused(refusal):
+                outcome, detail = Outcome.REFUSED, refusal.message
+                if refusal.kind in UNUSABLE_REFUSALS:
+                    self.unusable = f"{refusal.kind.value}: {refusal.message}"
+            case Failed(error):
+                # No usable reply to the plainest request: nothing after it could be read.
+                outcome, detail = Outcome.ERROR, error.detail
+                self.unusable = f"{error.kind.value}: {error.detail}"
+        cell = exchange_cell(
+            "reach", Stage.REACH, "reach", exchange, outcome=outcome, detail=detail
         )
+        ctx.record(cell)
 
-    async def read_catalogue(self) -> None:
+    async def read_catalogue(self, ctx: Context) -> None:
         """What the provider declares about the model."""
-        if self.observer:
-            self.observer.stage(Stage.CATALOGUE, 1)
-        assert self.wire is not None
-        info = await Catalogues(self.wire).lookup(self.target, self.key)
-        self.catalogue = info
-        outcome = Outcome.ERROR if info.error else Outcome.PASS
-        detail = info.error or info.evidence or "nothing declared"
-        self.record(
+        ctx.announce(Stage.CATALOGUE, 1)
+        spent = ctx.budget.requests
+        info = await Catalogues(ctx.wire).lookup(self.target, self.key)
+        ctx.catalogue = info
+        if ctx.budget.requests > spent:
+            CHAIN.set(CHAIN.get() + 1)  # a look-up the words prompts wait for
+        ctx.record(
             Cell(
-                "catalogue",
-                Stage.CATALOGUE,
-                "catalogue",
-                outcome,
-                detail,
+                "catalogue", Stage.CATALOGUE, "catalogue",
+                Outcome.ERROR if info.error else Outcome.PASS,
+                info.error or info.evidence or "nothing declared",
                 error_kind="catalogue" if info.error else None,
                 request={"source": info.source},
-                extra={
-                    "listed": info.listed,
-                    "tools": info.tools,
-                    "context_window": info.context_window,
-                },
+                extra={"listed": info.listed, "tools": info.tools,
+                       "context_window": info.context_window},
             )
-        )
+        )  # fmt: skip
+
+    def _check_answers(self, ctx: Context) -> None:
+        # An endpoint that answered nothing usable after the plain request proves nothing.
+        sent = [
+            c for c in ctx.cells if c.stage not in (Stage.REACH, Stage.CATALOGUE) and c.requests
+        ]
+        if sent and all(c.outcome is Outcome.ERROR for c in sent):
+            self.unusable = f"every request after the first failed: {sent[0].detail}"
 
     def partial(self, stopped: str | None = None) -> ProbeResult:
         """The result as it stands (after ``run``, or after an interrupt)."""
-        stop = stopped or self.budget.stopped
+        ctx = self.ctx
+        cells_now = list(ctx.cells) if ctx is not None else []
+        budget = ctx.budget if ctx is not None else None
+        stop = stopped or (budget.stopped if budget is not None else None)
         family = self.target.dialect.value
-        invalid = [c.id for c in self.matrix.schema_cases if not c.valid]
-        declared = self.catalogue.tools if self.catalogue else None
-        reached = self.unusable is None and any(c.stage is Stage.REACH for c in self.cells)
+        reached = self.unusable is None and any(c.stage is Stage.REACH for c in cells_now)
+        schema_cases = self.matrix.schema_cases
         verdict = (
             decide(
-                self.cells,
+                cells_now,
                 family=family,
                 threshold=self.options.threshold,
-                invalid_cases=invalid,
-                tools_declared=declared,
+                invalid_cases=[c.id for c in schema_cases if not c.valid],
+                valid_cases=[c.id for c in schema_cases if c.valid],
+                tools_declared=ctx.catalogue.tools if ctx and ctx.catalogue else None,
             )
             if reached
             else None
         )
         order = {stage: index for index, stage in enumerate(Stage)}
-        cells = tuple(sorted(self.cells, key=lambda c: (order[c.stage], c.id)))
+        cells = tuple(sorted(cells_now, key=lambda c: (order[c.stage], c.id)))
+        stage_ms = {
+            stage.value: round((end - start) * 1000, 1)
+            for stage, (start, end) in self.spans.items()
+        }
         return ProbeResult(
             self.target.label,
             self.target.provider.name,
@@ -296,13 +261,14 @@ class Probe:
             self.matrix.name,
             self.matrix.digest,
             cells,
-            self.catalogue,
+            ctx.catalogue if ctx else None,
             verdict,
-            self.budget.requests,
-            self.budget.prompt_tokens,
-            self.budget.completion_tokens,
-            dict(self.stage_ms),
+            budget.requests if budget else 0,
+            budget.prompt_tokens if budget else 0,
+            budget.completion_tokens if budget else 0,
+            stage_ms,
             stop,
             self.unusable,
-            dict(self.stage_requests),
+            dict(budget.by_stage) if budget else {},
+            ctx.critical_path if ctx else 0,
         )

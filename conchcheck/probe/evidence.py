@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 from conchcheck.core.refusals import Refusal
+from conchcheck.results import Cell, Stage
 from conchcheck.wire.chat import Reply
-from conchcheck.wire.transport import Exchange
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
 BODY_LIMIT = 6000
 """Characters of a request body kept in a cell (the rest is counted, not kept)."""
@@ -81,6 +82,35 @@ def refusal_evidence(refusal: Refusal | None) -> dict[str, Any] | None:
 
 def tokens(exchange: Exchange) -> tuple[int | None, int | None]:
     """Prompt and completion tokens the provider reported."""
-    if exchange.reply is None:
+    reply = exchange.reply
+    if reply is None:
         return None, None
-    return exchange.reply.usage.prompt_tokens, exchange.reply.usage.completion_tokens
+    return reply.usage.prompt_tokens, reply.usage.completion_tokens
+
+
+def exchange_cell(cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any) -> Cell:
+    """A cell carrying an exchange's evidence; the outcome and detail are in ``fields``."""
+    prompt, completion = tokens(exchange)
+    refusal_kind = error_kind = None
+    match exchange.outcome:
+        case Refused(refusal):
+            refusal_kind = refusal.kind.value
+        case Failed(error):
+            error_kind = error.kind.value
+        case Replied():
+            pass
+    return Cell(
+        cell_id,
+        stage,
+        case,
+        refusal_kind=refusal_kind,
+        error_kind=error_kind,
+        request=request_evidence(exchange),
+        reply=reply_evidence(exchange),
+        refusal=refusal_evidence(exchange.refusal),
+        requests=exchange.attempts,
+        latency_ms=round(exchange.latency_ms, 1),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        **fields,
+    )

@@ -6,7 +6,6 @@ Renderers are pure; only ``write_reports`` touches the disk, after every format 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -15,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from conchcheck.errors import InputError
-from conchcheck.report import html, json, junit, markdown
 
 if TYPE_CHECKING:
     from conchcheck.results import ProbeResult
@@ -57,6 +55,9 @@ class RunInfo:
 
 def render(result: ProbeResult, fmt: ReportFormat, info: RunInfo) -> str:
     """One report of ``result`` as text."""
+    # The renderers load here, not at import: the CLI names the formats before any render.
+    from conchcheck.report import html, json, junit, markdown
+
     match fmt:
         case ReportFormat.JSON:
             return json.render(result, info)
@@ -91,6 +92,8 @@ def write_reports(
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    import tempfile  # off the CLI's start-up path
+
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:

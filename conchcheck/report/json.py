@@ -17,7 +17,7 @@ from jsonschema.exceptions import best_match
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
 from conchcheck.plain import to_plain
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, Outcome, Stage, ToolCall
 
 if TYPE_CHECKING:
     from conchcheck.report import RunInfo
@@ -50,6 +50,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
             "completion_tokens": result.completion_tokens,
             "stage_ms": dict(result.stage_ms),
             "stage_requests": dict(result.stage_requests),
+            "critical_path": result.critical_path,
         },
         "stopped": result.stopped,
         "unusable": result.unusable,
@@ -111,6 +112,7 @@ def _cell(item: dict[str, Any]) -> Cell:
         prompt_tokens=item["prompt_tokens"],
         completion_tokens=item["completion_tokens"],
         extra=item["extra"],
+        calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in item.get("calls", ())),
     )
 
 

@@ -1,24 +1,36 @@
-"""The wire layer: one adapter per chat API family, the provider registry, catalogues, HTTP."""
+"""The wire layer: one adapter per chat API family, the provider registry, catalogues, HTTP.
+
+The adapters (and httpx with them) load on first use: the registry alone is light.
+"""
 
 from __future__ import annotations
 
-from conchcheck.wire.adapter import ChatAdapter
-from conchcheck.wire.anthropic import AnthropicAdapter
-from conchcheck.wire.gemini import GeminiAdapter
-from conchcheck.wire.ollama import OllamaAdapter
-from conchcheck.wire.openai import OpenAIAdapter
-from conchcheck.wire.providers import Target
+from typing import TYPE_CHECKING
 
-ADAPTERS: dict[str, type[ChatAdapter]] = {
-    adapter.api: adapter
-    for adapter in (OpenAIAdapter, AnthropicAdapter, OllamaAdapter, GeminiAdapter)
-}
-"""The adapter class for each API family named in the provider registry."""
+if TYPE_CHECKING:
+    from conchcheck.wire.adapter import ChatAdapter
+    from conchcheck.wire.providers import Target
+
+__all__ = ["ADAPTERS", "adapter_for"]
+
+
+def adapters() -> dict[str, type[ChatAdapter]]:
+    """The adapter class for each API family named in the provider registry."""
+    from conchcheck.wire.anthropic import AnthropicAdapter
+    from conchcheck.wire.gemini import GeminiAdapter
+    from conchcheck.wire.ollama import OllamaAdapter
+    from conchcheck.wire.openai import OpenAIAdapter
+
+    found = (OpenAIAdapter, AnthropicAdapter, OllamaAdapter, GeminiAdapter)
+    return {adapter.api: adapter for adapter in found}
 
 
 def adapter_for(target: Target) -> ChatAdapter:
     """A new adapter for ``target``'s API family."""
-    return ADAPTERS[target.provider.api]()
+    return adapters()[target.provider.api]()
 
 
-__all__ = ["ADAPTERS", "adapter_for"]
+def __getattr__(name: str) -> object:
+    if name == "ADAPTERS":
+        return adapters()
+    raise AttributeError(f"module 'conchcheck.wire' has no attribute {name!r}")

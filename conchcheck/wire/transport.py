@@ -9,46 +9,47 @@ record.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import functools
 import json
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx
 
-from conchcheck.core.refusals import Refusal, RefusalKind, classify
+from conchcheck.core.refusals import RefusalKind, classify
 from conchcheck.wire.adapter import ChatAdapter, Framing, WireRequest, WireShapeError, trim
-from conchcheck.wire.chat import ChatRequest, Reply
+from conchcheck.wire.chat import ChatRequest
+from conchcheck.wire.exchange import (
+    Exchange,
+    Failed,
+    Refused,
+    Replied,
+    RequestOutcome,
+    WireError,
+    WireErrorKind,
+)
 from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
 from conchcheck.wire.keys import Secret, scrub
 from conchcheck.wire.providers import Target, is_loopback
 
-
-class WireErrorKind(str, Enum):
-    """Why a request got no usable answer."""
-
-    TIMEOUT = "timeout"
-    CONNECT = "connect"
-    TOO_LARGE = "too_large"
-    BAD_SHAPE = "bad_shape"
-    REDIRECT = "redirect"
-    INSECURE = "insecure"
-
-
-@dataclass(frozen=True, slots=True)
-class WireError:
-    """A request that got no usable answer; ``detail`` is a sentence, keys scrubbed."""
-
-    kind: WireErrorKind
-    detail: str
-    shape: str | None = None
-    """For ``bad_shape``: the ``ShapeKind`` value (html_page, stream_unterminated, …)."""
-    partial: Reply | None = None
-    """What could be read before the shape went wrong (a stream cut before its end)."""
+__all__ = [
+    "Exchange",
+    "Fetched",
+    "Gate",
+    "Policy",
+    "Transport",
+    "Wire",
+    "WireError",
+    "WireErrorKind",
+    "fetch_json",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,33 +70,8 @@ class Policy:
     """Bytes read of a reply before it is abandoned as too large."""
     allow_insecure: bool = False
     """Send keys over plain http to a host that is not this machine."""
-    concurrency: int = 4
-    """Requests in flight at once to one provider."""
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """One request and what came of it, keys redacted.
-
-    ``reply`` is set when a 2xx was read, ``refusal`` when the provider refused (a non-2xx,
-    or an error event inside a 2xx stream, which sets both), ``error`` when no usable
-    answer came (timeout, connection, a 2xx of the wrong shape, too large, a redirect).
-    """
-
-    method: str
-    url: str
-    request_headers: dict[str, str]
-    request_body: Any
-    status: int | None = None
-    reply: Reply | None = None
-    refusal: Refusal | None = None
-    error: WireError | None = None
-    attempts: int = 1
-    latency_ms: float = 0.0
-    body: str = ""
-    """The reply body (or stream) as received, trimmed, keys scrubbed."""
-    waits: tuple[float, ...] = field(default=())
-    """Seconds waited before each retry."""
+    concurrency: int | None = 4
+    """Requests in flight at once to one provider, when no gate holds them (a probe's does)."""
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -113,13 +89,17 @@ class Wire:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
+        gate: Gate | None = None,
     ) -> None:
         self.policy = policy or Policy()
+        self.gate = gate
+        """Admits and holds every request this wire sends, chat and catalogue alike."""
         timeout = httpx.Timeout(self.policy.read_timeout, connect=self.policy.connect_timeout)
         # Redirects are never followed: a key must not travel to wherever a 3xx points.
         self.client = httpx.AsyncClient(
-            transport=transport, timeout=timeout, follow_redirects=False, trust_env=False
-        )
+            transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
+            verify=_tls(),
+        )  # fmt: skip
         self.sleep = sleep
         self.jitter = jitter
         self._limits: dict[str, asyncio.Semaphore] = {}
@@ -135,64 +115,91 @@ class Wire:
         await self.aclose()
 
     async def send(
-        self, target: Target, adapter: ChatAdapter, request: ChatRequest, key: Secret | None
+        self,
+        target: Target,
+        adapter: ChatAdapter,
+        request: ChatRequest,
+        key: Secret | None,
+        gate: Gate | None = None,
     ) -> Exchange:
-        """Send ``request`` to ``target``, retrying what may succeed later; never raises."""
+        """Send ``request`` to ``target``, retrying what may succeed later; never raises.
+
+        ``gate`` admits every attempt, the first and each retry, and holds its slot while the
+        attempt is in flight; a retry it does not admit is not made.
+        """
+        gate = gate or self.gate
         wire = adapter.build(target.base_url, request, key.reveal() if key else None)
-        record = {
-            "method": wire.method,
-            "url": scrub(wire.url, (key,)),
-            "request_headers": wire.redacted_headers(),
-            "request_body": json.loads(scrub(json.dumps(wire.body), (key,))),
-        }
-        if key is not None and not self.policy.allow_insecure and _insecure(wire.url):
-            error = WireError(
-                WireErrorKind.INSECURE,
-                f"Refused to send the key over plain http to {record['url']}: "
-                "use https, or --allow-insecure for a trusted network.",
-            )
-            return Exchange(**record, error=error, attempts=0)
-        limit = self._limits.setdefault(
-            target.provider.name, asyncio.Semaphore(self.policy.concurrency)
-        )
+        secrets = (key,)
+        method, url = wire.method, scrub(wire.url, secrets)
+        headers, body = wire.redacted_headers(), json.loads(scrub(json.dumps(wire.body), secrets))
+
+        def exchange(attempt: _Attempt, attempts: int, latency: float = 0.0) -> Exchange:
+            return Exchange(
+                method, url, headers, body, attempt.outcome, attempt.status, attempts,
+                latency, attempt.body, tuple(waits),
+            )  # fmt: skip
+
         waits: list[float] = []
+        if key is not None and not self.policy.allow_insecure and _insecure(wire.url):
+            detail = (
+                f"Refused to send the key over plain http to {url}: "
+                "use https, or --allow-insecure for a trusted network."
+            )
+            return exchange(_failed(WireErrorKind.INSECURE, detail), 0)
         spent = 0.0
         attempt = 0
         while True:
+            if gate is not None and not gate.admit():
+                detail = "The probe's request budget is spent; the request was not sent."
+                return exchange(_failed(WireErrorKind.BUDGET, detail), attempt)
             attempt += 1
-            async with limit:
+            async with self._slot(target, gate):
                 started = time.perf_counter()
-                outcome = await self._attempt(adapter, wire, key)
+                result = await self._attempt(adapter, wire, key)
                 latency = (time.perf_counter() - started) * 1000
-            wait = self._retry_wait(outcome, attempt)
+            wait = self._retry_wait(result.outcome, attempt)
             if wait is None or spent + wait > self.policy.retry_budget:
-                return Exchange(**record, **outcome, attempts=attempt, latency_ms=latency,
-                                waits=tuple(waits))  # fmt: skip
+                return exchange(result, attempt, latency)
+            if gate is not None and not gate.admit(peek=True):
+                # The budget would refuse the retry: keep what came, don't wait for nothing.
+                return exchange(result, attempt, latency)
             waits.append(wait)
             spent += wait
             await self.sleep(wait)
 
-    def _retry_wait(self, outcome: dict[str, Any], attempt: int) -> float | None:
+    def _slot(self, target: Target, gate: Gate | None) -> AbstractAsyncContextManager[object]:
+        if gate is not None:
+            return gate.slot()
+        if self.policy.concurrency is None:
+            return contextlib.nullcontext()
+        return self._limits.setdefault(
+            target.provider.name, asyncio.Semaphore(self.policy.concurrency)
+        )
+
+    def _retry_wait(self, outcome: RequestOutcome, attempt: int) -> float | None:
         if attempt > self.policy.retries:
             return None
-        refusal: Refusal | None = outcome.get("refusal")
-        error: WireError | None = outcome.get("error")
-        if refusal is not None:
-            # A quota, a schema or any other 4xx refusal is final; only a rate limit and a
-            # failing server (5xx, Anthropic's 529) may succeed later.
-            if not refusal.retryable or refusal.kind is RefusalKind.QUOTA:
+        match outcome:
+            case Refused(refusal):
+                # A quota, a schema or any other 4xx refusal is final; only a rate limit and
+                # a failing server (5xx, Anthropic's 529) may succeed later.
+                if not refusal.retryable or refusal.kind is RefusalKind.QUOTA:
+                    return None
+                if refusal.retry_after is not None:
+                    after = refusal.retry_after
+                    return after if after <= self.policy.max_wait else None
+            case Failed(error):
+                if error.kind not in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT):
+                    return None
+            case Replied():
                 return None
-            if refusal.retry_after is not None:
-                return refusal.retry_after if refusal.retry_after <= self.policy.max_wait else None
-        elif error is None or error.kind not in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT):
-            return None
         base = min(self.policy.max_wait, self.policy.backoff * 2 ** (attempt - 1))
         wait: float = round(base * (0.5 + self.jitter() / 2), 3)
         return wait
 
     async def _attempt(
         self, adapter: ChatAdapter, wire: WireRequest, key: Secret | None
-    ) -> dict[str, Any]:
+    ) -> _Attempt:
         secrets = (key,)
         try:
             request = self.client.build_request(
@@ -200,17 +207,17 @@ class Wire:
             )
             response = await self.client.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            return _error(WireErrorKind.TIMEOUT, f"No answer in time ({type(exc).__name__}).")
+            return _failed(WireErrorKind.TIMEOUT, f"No answer in time ({type(exc).__name__}).")
         except httpx.HTTPError as exc:
             text = scrub(str(exc) or type(exc).__name__, secrets)
-            return _error(WireErrorKind.CONNECT, f"The request failed: {text}.")
+            return _failed(WireErrorKind.CONNECT, f"The request failed: {text}.")
         try:
             return await self._read(adapter, wire, response, secrets)
         except httpx.TimeoutException as exc:
-            return _error(WireErrorKind.TIMEOUT, f"The reply stalled ({type(exc).__name__}).")
+            return _failed(WireErrorKind.TIMEOUT, f"The reply stalled ({type(exc).__name__}).")
         except httpx.HTTPError as exc:
             text = scrub(str(exc) or type(exc).__name__, secrets)
-            return _error(WireErrorKind.CONNECT, f"The reply broke off: {text}.")
+            return _failed(WireErrorKind.CONNECT, f"The reply broke off: {text}.")
         finally:
             await response.aclose()
 
@@ -220,12 +227,12 @@ class Wire:
         wire: WireRequest,
         response: httpx.Response,
         secrets: tuple[Secret | None, ...],
-    ) -> dict[str, Any]:
+    ) -> _Attempt:
         status = response.status_code
         if 300 <= status < 400:
             where = scrub(response.headers.get("location", "?"), secrets)
             detail = f"The provider answered {status}, a redirect to {where}; not followed."
-            return {"status": status, **_error(WireErrorKind.REDIRECT, detail)}
+            return _failed(WireErrorKind.REDIRECT, detail, status)
         streaming = wire.stream and 200 <= status < 300
         decoder: SSEDecoder | NDJSONDecoder | None = None
         if streaming:
@@ -241,17 +248,17 @@ class Wire:
             size += len(chunk)
             if size > self.policy.max_body:
                 detail = f"The reply passed {self.policy.max_body} bytes and was abandoned."
-                return {"status": status, **_error(WireErrorKind.TOO_LARGE, detail)}
+                return _failed(WireErrorKind.TOO_LARGE, detail, status)
             chunks.append(chunk)
             if decoder is not None and reducer is not None:
                 for event, data in decoder.feed(chunk):
                     reducer.feed(data, event)
-        body = b"".join(chunks)
-        text = scrub(trim(body.decode("utf-8", errors="replace")), secrets)
+        raw = b"".join(chunks)
+        text = scrub(trim(raw.decode("utf-8", errors="replace")), secrets)
         if not 200 <= status < 300:
-            whole = scrub(body.decode("utf-8", errors="replace"), secrets)
-            refusal: Refusal | None = classify(status, whole, dict(response.headers))
-            return {"status": status, "refusal": refusal, "body": text}
+            whole = scrub(raw.decode("utf-8", errors="replace"), secrets)
+            refusal = classify(status, whole, dict(response.headers))
+            return _Attempt(Refused(refusal), status, text)
         try:
             if decoder is not None and reducer is not None:
                 for event, data in decoder.close():
@@ -259,7 +266,7 @@ class Wire:
                 terminated = isinstance(decoder, SSEDecoder) and decoder.done
                 reply = reducer.finish(terminated=terminated)
             else:
-                reply = adapter.parse(body)
+                reply = adapter.parse(raw)
         except WireShapeError as exc:
             partial = exc.partial
             if partial is not None:
@@ -267,15 +274,37 @@ class Wire:
             error = WireError(
                 WireErrorKind.BAD_SHAPE, scrub(str(exc), secrets), exc.kind.value, partial
             )
-            return {"status": status, "error": error, "body": text}
+            return _Attempt(Failed(error), status, text)
         # A provider may echo a key in what it sends back; the record never keeps it.
-        refusal = reply.refusal
-        if refusal is not None:
-            refusal = dataclasses.replace(refusal, message=scrub(refusal.message, secrets))
-        reply = dataclasses.replace(reply, raw=scrub(reply.raw, secrets), refusal=refusal)
-        if refusal is not None:
-            return {"status": status, "refusal": refusal, "reply": reply, "body": text}
-        return {"status": status, "reply": reply, "body": text}
+        inner = reply.refusal
+        if inner is not None:
+            inner = dataclasses.replace(inner, message=scrub(inner.message, secrets))
+        reply = dataclasses.replace(reply, raw=scrub(reply.raw, secrets), refusal=inner)
+        if inner is not None:
+            return _Attempt(Refused(inner, reply), status, text)
+        return _Attempt(Replied(reply), status, text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """What one attempt came to, before the exchange around it is known."""
+
+    outcome: RequestOutcome
+    status: int | None = None
+    body: str = ""
+
+
+class Gate(Protocol):
+    """What holds up each attempt of a request: a budget that may refuse it, and a slot."""
+
+    def admit(self, *, peek: bool = False) -> bool:
+        """Count one more attempt, or say False when the budget can't take it.
+
+        ``peek`` only asks: nothing is counted.
+        """
+
+    def slot(self) -> AbstractAsyncContextManager[object]:
+        """Held while one attempt is in flight (the probe's one concurrency limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +332,22 @@ async def fetch_json(
     shown = scrub(url, secrets)
     if key is not None and not wire.policy.allow_insecure and _insecure(url):
         return Fetched(shown, error="Refused to send the key over plain http to another host.")
+    if wire.gate is not None and not wire.gate.admit():
+        return Fetched(shown, error="The probe's request budget is spent; it was not sent.")
+    slot = wire.gate.slot() if wire.gate is not None else contextlib.nullcontext()
+    async with slot:
+        return await _fetch(wire, method, url, shown, headers, body, secrets)
+
+
+async def _fetch(
+    wire: Wire,
+    method: str,
+    url: str,
+    shown: str,
+    headers: dict[str, str] | None,
+    body: Any,
+    secrets: tuple[Secret | None, ...],
+) -> Fetched:
     try:
         request = wire.client.build_request(method, url, headers=headers, json=body)
         response = await wire.client.send(request, stream=True)
@@ -330,8 +375,14 @@ async def fetch_json(
         return Fetched(shown, response.status_code, error="The reply is not JSON.")
 
 
-def _error(kind: WireErrorKind, detail: str) -> dict[str, Any]:
-    return {"error": WireError(kind, detail)}
+def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:
+    return _Attempt(Failed(WireError(kind, detail)), status)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    # Building the certificate store takes tens of milliseconds; one per process is enough.
+    return httpx.create_ssl_context()
 
 
 def _insecure(url: str) -> bool:

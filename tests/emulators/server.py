@@ -8,6 +8,7 @@ real framing and real partial reads.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -39,6 +40,8 @@ class Response:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     chunks: Iterable[bytes] | None = None
+    hang_up: bool = False
+    """Close the connection without answering (a backend that died mid-request)."""
 
     @classmethod
     def json(cls, value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -66,6 +69,12 @@ class EmulatorServer:
             def log_message(self, *args: object) -> None:  # quiet
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's
+                # algorithm and the client's delayed ACK add ~40 ms to every reply.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
@@ -76,6 +85,10 @@ class EmulatorServer:
                 )  # fmt: skip
                 outer.received.append(received)
                 response = outer.handler(received)
+                if response.hang_up:
+                    # Nothing is written: the client reads an end of stream instead of a reply.
+                    self.close_connection = True
+                    return
                 self.send_response(response.status)
                 for name, value in response.headers.items():
                     self.send_header(name, value)
@@ -95,6 +108,10 @@ class EmulatorServer:
             do_GET = do_POST = _serve
 
         class _Server(ThreadingHTTPServer):
+            # socketserver's backlog of 5 drops the SYNs of a burst of new connections, and
+            # the client's retry comes a second later: a probe at --concurrency 16 opens 16.
+            request_queue_size = 128
+
             def handle_error(self, request: Any, client_address: Any) -> None:
                 # A client that hangs up mid-reply (timeout and size-cap tests) breaks the
                 # write; keep it as evidence instead of printing a traceback.

@@ -11,7 +11,7 @@ import ast
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -51,6 +51,22 @@ class CallForm(str, Enum):
     """A reply that is only the call's JSON."""
 
 
+# Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema
+# only"; issue 8: repairs mean model slips, so "after repair" counts only what a model got
+# wrong, never what its format cannot say):
+# - TOOL_CALL, FUNCTION_TAG, PYTHON_TAG, MISTRAL, FENCE, TOOL_CALL_FENCE, GENERIC, BARE_JSON:
+#   the arguments are JSON, which carries types, so "3" where a number is wanted is a string
+#   the model chose, and number_from_text counts as a repair.
+# - PYTHONIC: Python literals carry types too ("3" is a str literal); it counts the same way.
+# - XML_PARAMETERS (Qwen3-Coder): every <parameter=…> value is text; the format has no way to
+#   say 3 rather than "3" (vLLM's qwen3coder parser types each value by the schema as well).
+#   Typing it by the schema is not a repair; the fields typed are named in typed_by_schema.
+#   FUNCTION_TAG and MISTRAL ``[ARGS]`` bodies written as <parameter=…> lines are read as
+#   this form, and typed the same way.
+UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS})
+"""Forms whose argument values carry no types: each is text, typed by the tool's schema."""
+
+
 @dataclass(frozen=True, slots=True)
 class WordsCall:
     """One call read from words. ``error`` is the model-facing text when it failed."""
@@ -61,8 +77,12 @@ class WordsCall:
     raw: str
     """The text the call was read from."""
     repairs: tuple[Repair | Normalisation, ...] = ()
+    """What the model got wrong and the reader mended: counted as repairs."""
     error: str | None = None
     reading: ArgumentsResult | None = None
+    typed_by_schema: tuple[str, ...] = ()
+    """Fields of a form without types (``UNTYPED_FORMS``) whose text the schema typed (the
+    change is in ``reading.changes``). Information, never a repair."""
 
     @property
     def ok(self) -> bool:
@@ -114,10 +134,15 @@ class Reader:
                 form, raw, f"There is no tool called {json.dumps(name)}; the tools are: {offered}.",
                 name,
             )  # fmt: skip
-        result = read_arguments({} if arguments is None else arguments, tool.parameters, tool=name)
+        result = read_arguments(
+            {} if arguments is None else arguments,
+            tool.parameters,
+            tool=name,
+            untyped=form in UNTYPED_FORMS,
+        )
         everything = tuple(dict.fromkeys((*repairs, *result.repairs)))
         error = None if result.ok else result.message
-        return WordsCall(name, result.arguments, form, raw, everything, error, result)
+        return WordsCall(name, result.arguments, form, raw, everything, error, result, result.typed)
 
     def from_object(
         self, value: Any, form: CallForm, raw: str, repairs: tuple[Repair, ...]
@@ -294,9 +319,8 @@ def _looks_like_call(value: Any) -> bool:
 
 
 def _as_form(call: WordsCall, form: CallForm) -> WordsCall:
-    return WordsCall(
-        call.name, call.arguments, form, call.raw, call.repairs, call.error, call.reading
-    )
+    # Only the label changes: a Mistral [ARGS] body in <parameter=…> lines stays typed as read.
+    return replace(call, form=form)
 
 
 def _split_outside_strings(text: str, separator: str) -> list[str]:

@@ -1,0 +1,128 @@
+"""The probe's budget and its one concurrency limit, both hard.
+
+Every HTTP attempt, retries included, is admitted here first and holds a slot while it is
+in flight; a spent budget admits nothing more, so ``--max-requests N`` sends at most N.
+Slots go to the most urgent waiter first: the requests on the critical path (reach, the
+dialect rounds) before the ones nothing waits for (words prompts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from enum import IntEnum
+
+
+class Urgency(IntEnum):
+    """Who gets a free slot first, lower first: the longer the chain a request starts or
+    continues, the sooner it goes (critical path first)."""
+
+    REACH = 0
+    DIALECT = 1
+    CHAIN = 2
+    """A prompt with a round trip after it, and the round trip itself."""
+    NATIVE = 3
+    WORDS = 4
+    IDLE = 5
+    """Work nothing waits for (the deliberately invalid cases)."""
+
+
+URGENCY: contextvars.ContextVar[Urgency] = contextvars.ContextVar("urgency", default=Urgency.WORDS)
+"""The urgency of the requests the current task sends; each stage sets its own."""
+STAGE: contextvars.ContextVar[str] = contextvars.ContextVar("stage", default="other")
+"""The stage the current task's requests are counted to."""
+
+
+class StopProbe(Exception):
+    """The budget is spent or the probe was interrupted: stop sending, keep what came."""
+
+
+class Limit:
+    """At most ``size`` holders at once; a freed place goes to the most urgent waiter."""
+
+    def __init__(self, size: int) -> None:
+        self.free = size
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    @asynccontextmanager
+    async def hold(self, urgency: int) -> AsyncIterator[None]:
+        """Wait for a place (by urgency, then arrival), hold it for the block."""
+        if self.free > 0 and not self._waiting:
+            self.free -= 1
+        else:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (urgency, next(self._order), future))
+            try:
+                await future
+            except asyncio.CancelledError:
+                if future.done() and not future.cancelled():
+                    self._release()  # handed a place just as it was cancelled
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        while self._waiting:
+            _, _, future = heapq.heappop(self._waiting)
+            if not future.done():
+                future.set_result(None)
+                return
+        self.free += 1
+
+
+class Budget:
+    """Counts attempts and tokens; refuses the next attempt once either limit is reached."""
+
+    def __init__(self, max_requests: int | None, max_tokens: int | None, concurrency: int) -> None:
+        self.max_requests = max_requests
+        self.max_tokens = max_tokens
+        self.requests = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.stopped: str | None = None
+        self.limit = Limit(concurrency)
+        self.by_stage: dict[str, int] = {}
+        """Attempts each stage spent, retries and catalogue look-ups included."""
+
+    @property
+    def tokens(self) -> int:
+        """Tokens spent so far, prompt and completion."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def admit(self, *, peek: bool = False) -> bool:
+        """Count one more attempt (``peek``: only ask), or False once the budget is spent."""
+        if self.stopped is None:
+            if self.max_requests is not None and self.requests >= self.max_requests:
+                self.stopped = f"the request budget ({self.max_requests}) is spent"
+            elif self.max_tokens is not None and self.tokens >= self.max_tokens:
+                self.stopped = f"the token budget ({self.max_tokens}) is spent"
+        if self.stopped is not None:
+            return False
+        if not peek:
+            self.requests += 1
+            stage = STAGE.get()
+            self.by_stage[stage] = self.by_stage.get(stage, 0) + 1
+        return True
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """A place in the one concurrency limit, at the current task's urgency."""
+        return self.limit.hold(URGENCY.get())
+
+    def output_limit(self, wanted: int, prompt_estimate: int) -> int:
+        """``wanted`` output tokens, cut so that what the request may spend fits the budget."""
+        if self.max_tokens is None:
+            return wanted
+        left = self.max_tokens - self.tokens - prompt_estimate
+        return max(1, min(wanted, left))
+
+    def spend(self, prompt: int | None, completion: int | None) -> None:
+        """Count the tokens a reply reported."""
+        self.prompt_tokens += prompt or 0
+        self.completion_tokens += completion or 0

@@ -1,0 +1,126 @@
+"""The follow-ups a real client needs: the tool's result sent back (a round trip), and the
+same prompt streamed against the whole reply.
+
+A round trip follows one passed prompt cell and answers the calls that cell carries (typed,
+never re-read from its evidence). A streaming check compares two replies; a failure on
+either side is compared with nothing: it is an error, never an agreement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conchcheck.core.matching import judge_answer
+from conchcheck.core.words import read_calls, tool_response
+from conchcheck.matrix import Prompt
+from conchcheck.probe.context import Context
+from conchcheck.probe.evidence import exchange_cell
+from conchcheck.probe.judging import judge_native, unanswered
+from conchcheck.probe.prompts import in_dialect, listed, messages, native_request, offered, request
+from conchcheck.results import PASSING, Cell, Outcome, Stage
+from conchcheck.wire.chat import Message, Role
+from conchcheck.wire.exchange import Replied
+
+
+async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
+    """Send the tool's result back after ``source``; None when there is nothing to answer."""
+    follow = prompt.follow_up
+    mode = source.mode or "native"
+    if follow is None or source.outcome not in PASSING or not source.calls:
+        return None
+    cell_id = f"follow_up/round_trip/{mode}/{prompt.id}"
+    prior = ctx.reuse(cell_id)
+    if prior is not None:
+        return prior
+    tools = offered(ctx, prompt)
+    said = str((source.reply or {}).get("text", ""))
+    if mode == "native":
+        dialect = source.dialect or ctx.target.dialect.value
+        turns = (
+            *messages(prompt),
+            Message(Role.ASSISTANT, said, source.calls),
+            *(
+                Message(Role.TOOL, follow.result, tool_call_id=c.id, name=c.name)
+                for c in source.calls
+            ),
+        )
+        sent = request(ctx, turns, in_dialect(tools, dialect))
+    else:
+        blocks = "\n".join(tool_response(c.name, follow.result) for c in source.calls)
+        turns = (
+            *messages(prompt, listed(ctx, tools).text),
+            Message(Role.ASSISTANT, said),
+            Message(Role.USER, blocks),
+        )
+        sent = request(ctx, turns)
+    exchange = await ctx.send(sent)
+    fields: dict[str, Any] = {"mode": f"round_trip/{mode}"}
+    if not isinstance(exchange.outcome, Replied):
+        return ctx.record(unanswered(cell_id, Stage.FOLLOW_UP, prompt.id, exchange, **fields))
+    text = exchange.outcome.reply.text
+    if mode == "words":
+        text = read_calls(text, tools).text
+    miss = judge_answer(text, follow.answer)
+    outcome, detail = (
+        (Outcome.PASS, "The final answer used the tool's result.")
+        if miss is None
+        else (Outcome.WRONG_ARGUMENTS, miss)
+    )
+    cell = exchange_cell(
+        cell_id, Stage.FOLLOW_UP, prompt.id, exchange, outcome=outcome, detail=detail, **fields
+    )
+    return ctx.record(cell)
+
+
+async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
+    """The prompt sent whole and streamed at once, and the two replies compared."""
+    cell_id = f"follow_up/streaming/{prompt.id}"
+    prior = ctx.reuse(cell_id)
+    if prior is not None:
+        return prior
+    tools = offered(ctx, prompt)
+    # Both at once, so a server that batches requests (llama.cpp --parallel) decodes the two
+    # in the same batch: a batch that differs can change what it writes at temperature 0
+    # (seen live with SmolLM2).
+    whole_x, streamed_x = await ctx.together(
+        [ctx.send(native_request(ctx, prompt, dialect, stream=s)) for s in (False, True)]
+    )
+    if whole_x is None or streamed_x is None:
+        from conchcheck.probe.budget import StopProbe
+
+        raise StopProbe(ctx.budget.stopped or "the budget is spent")
+    whole = judge_native(cell_id, prompt, whole_x, tools, dialect)
+    streamed = judge_native(cell_id, prompt, streamed_x, tools, dialect)
+    failed = [c for c in (whole, streamed) if c.outcome is Outcome.ERROR]
+    if failed:
+        # Two failures do not agree, and one failure is compared with nothing.
+        sides = " and ".join("whole" if c is whole else "streamed" for c in failed)
+        outcome, detail = Outcome.ERROR, f"No usable reply to compare ({sides}): {failed[0].detail}"
+    elif whole.label == streamed.label and _calls(whole) == _calls(streamed):
+        outcome, detail = Outcome.PASS, f"Streamed and whole replies agree ({streamed.label})."
+    else:
+        outcome = (
+            streamed.outcome if streamed.outcome is not Outcome.PASS else Outcome.WRONG_ARGUMENTS
+        )
+        detail = f"Streamed: {streamed.label}; whole: {whole.label}. {streamed.detail}"
+    cell = exchange_cell(
+        cell_id,
+        Stage.FOLLOW_UP,
+        prompt.id,
+        streamed_x,
+        outcome=outcome,
+        detail=detail,
+        mode="streaming",
+        dialect=dialect,
+        repairs=streamed.repairs,
+        reading=streamed.reading,
+        findings=streamed.findings,
+        extra={**streamed.extra, "whole": whole.label, "whole_reply": whole.reply},
+    )
+    import dataclasses
+
+    return ctx.record(dataclasses.replace(cell, requests=whole.requests + streamed.requests))
+
+
+def _calls(cell: Cell) -> list[Any]:
+    return [(c.get("name"), c.get("arguments")) for c in (cell.reading or {}).get("calls", [])]

@@ -1,0 +1,212 @@
+"""Judging: a prompt's exchange becomes a cell, its outcome and how its calls were read.
+
+Native calls are read against each tool's original schema (root wrapping undone); calls in
+words are read with ``read_calls``. Both are judged strictly against the prompt's
+expectation. A refusal or a failed request is carried as it is: never a pass, never a miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from conchcheck.core.arguments import ArgumentsResult, read_arguments
+from conchcheck.core.dialects import unwrap_arguments
+from conchcheck.core.matching import Judgement, judge
+from conchcheck.core.repair import Unreadable, read_json
+from conchcheck.core.tools import Tool
+from conchcheck.core.words import read_calls
+from conchcheck.matrix import Prompt
+from conchcheck.probe.evidence import exchange_cell
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.wire.chat import Reply, ToolCall
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
+
+_OUTCOMES = {
+    Judgement.PASS: Outcome.PASS,
+    Judgement.WRONG_ARGUMENTS: Outcome.WRONG_ARGUMENTS,
+    Judgement.WRONG_TOOL: Outcome.WRONG_TOOL,
+    Judgement.NO_CALL: Outcome.NO_CALL,
+    Judgement.UNWANTED_CALL: Outcome.UNWANTED_CALL,
+}
+RAW_LIMIT = 2000
+"""Characters of a call's raw text kept in a reading."""
+
+
+def read_native(
+    reply: Reply, tools: Sequence[Tool], dialect: str
+) -> list[tuple[ToolCall, ArgumentsResult | None]]:
+    """Each native call read against its tool's original schema (root wrapping undone)."""
+    schemas = {t.name: dict(t.parameters) for t in tools}
+    out: list[tuple[ToolCall, ArgumentsResult | None]] = []
+    for call in reply.tool_calls:
+        schema = schemas.get(call.name)
+        if schema is None:
+            out.append((call, None))
+            continue
+        raw: Any = call.arguments
+        try:
+            value = read_json(raw, mend_unclosed=not reply.cut_off).value if raw.strip() else {}
+            unwrapped = (
+                unwrap_arguments(value, schema, dialect) if isinstance(value, dict) else value
+            )
+            if unwrapped is not value:
+                raw = unwrapped
+        except Unreadable:
+            pass
+        out.append((call, read_arguments(raw, schema, cut_off=reply.cut_off, tool=call.name)))
+    return out
+
+
+def unanswered(cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any) -> Cell:
+    """The cell of a prompt that got no reply to judge: refused, or failed."""
+    match exchange.outcome:
+        case Refused(refusal):
+            return exchange_cell(
+                cell_id, stage, case, exchange, outcome=Outcome.REFUSED, detail=refusal.message,
+                **fields,
+            )  # fmt: skip
+        case Failed(error):
+            return exchange_cell(
+                cell_id, stage, case, exchange, outcome=Outcome.ERROR, detail=error.detail,
+                **fields,
+            )  # fmt: skip
+        case Replied():
+            raise AssertionError("a replied exchange is judged, not carried")
+
+
+def judge_native(
+    cell_id: str,
+    prompt: Prompt,
+    exchange: Exchange,
+    tools: Sequence[Tool],
+    dialect: str,
+    attempt: int = 1,
+) -> Cell:
+    """A native prompt's cell: the provider's calls read and judged."""
+    common: dict[str, Any] = {"mode": "native", "attempt": attempt, "dialect": dialect}
+    if not isinstance(exchange.outcome, Replied):
+        return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, **common)
+    reply = exchange.outcome.reply
+    read = read_native(reply, tools, dialect)
+    good = [(c.name, r.arguments) for c, r in read if r is not None and r.ok]
+    failed = [
+        r.message if r is not None else f"The model called {c.name}, which was not offered."
+        for c, r in read
+        if r is None or not r.ok
+    ]
+    repairs = _unique(x.value for _, r in read if r is not None for x in r.repairs)
+    outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    reading = {"calls": [_call_reading(c.name, r, "native") for c, r in read]}
+    leaks = [f.code for f in reply.findings if f.code == "call_markers_in_text"]
+    return exchange_cell(
+        cell_id,
+        Stage.NATIVE,
+        prompt.id,
+        exchange,
+        outcome=outcome,
+        detail=detail,
+        repairs=repairs,
+        reading=reading,
+        calls=reply.tool_calls,
+        findings=tuple({"code": f.code, "detail": f.detail} for f in reply.findings),
+        extra={"native_calls": len(reply.tool_calls), "marker_leak": bool(leaks)},
+        **common,
+    )
+
+
+def judge_words(
+    cell_id: str,
+    prompt: Prompt,
+    exchange: Exchange,
+    tools: Sequence[Tool],
+    level: str,
+    attempt: int = 1,
+) -> Cell:
+    """A words prompt's cell: the calls written in the reply's text read and judged."""
+    common: dict[str, Any] = {"mode": "words", "attempt": attempt}
+    if not isinstance(exchange.outcome, Replied):
+        return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, **common)
+    reply = exchange.outcome.reply
+    reading = read_calls(reply.text, tools, cut_off=reply.cut_off)
+    good = [(c.name, c.arguments) for c in reading.calls if c.ok and c.name]
+    failed = [c.error for c in reading.calls if c.error]
+    repairs = _unique(x.value for c in reading.calls for x in c.repairs)
+    outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    evidence = {
+        "text": reading.text,
+        "fake_responses": reading.fake_responses,
+        "list_level": level,
+        "calls": [
+            {
+                "form": c.form.value,
+                "name": c.name,
+                "arguments": c.arguments,
+                "repairs": [r.value for r in c.repairs],
+                "error": c.error,
+                "raw": c.raw[:RAW_LIMIT],
+            }
+            for c in reading.calls
+        ],
+    }
+    # The calls a round trip answers: the ones read with a name, as the client would run them.
+    calls = tuple(
+        ToolCall(f"call_{i}", c.name, _json(c.arguments))
+        for i, c in enumerate(reading.calls)
+        if c.name
+    )
+    return exchange_cell(
+        cell_id,
+        Stage.WORDS,
+        prompt.id,
+        exchange,
+        outcome=outcome,
+        detail=detail,
+        repairs=repairs,
+        reading=evidence,
+        calls=calls,
+        **common,
+    )
+
+
+def _outcome(
+    prompt: Prompt,
+    calls: list[tuple[str, Any]],
+    failed: list[str],
+    repairs: tuple[str, ...],
+    cut: bool,
+) -> tuple[Outcome, str]:
+    judgement, detail = judge(calls, prompt.expect)
+    outcome = _OUTCOMES[judgement]
+    if outcome is Outcome.PASS and repairs:
+        outcome = Outcome.PASS_AFTER_REPAIR
+        detail = f"{detail} Repairs: {', '.join(repairs)}."
+    elif outcome is not Outcome.PASS and failed:
+        outcome, detail = Outcome.WRONG_ARGUMENTS, failed[0]
+    if cut and outcome not in (Outcome.PASS, Outcome.PASS_AFTER_REPAIR):
+        outcome, detail = Outcome.CUT_OFF, f"The reply hit its token limit. {detail}"
+    return outcome, detail
+
+
+def _call_reading(name: str, result: ArgumentsResult | None, form: str) -> dict[str, Any]:
+    if result is None:
+        return {"form": form, "name": name, "error": "not an offered tool"}
+    return {
+        "form": form,
+        "name": name,
+        "ok": result.ok,
+        "arguments": result.arguments,
+        "repairs": [r.value for r in result.repairs],
+        "dropped": list(result.dropped),
+        "message": result.message,
+    }
+
+
+def _unique(values: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(v) for v in values))
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)

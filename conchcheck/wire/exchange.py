@@ -1,0 +1,106 @@
+"""One request and what came of it, as a value: the model replied, the provider refused, or
+the request failed. Every caller matches on ``Exchange.outcome``; nobody re-derives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, TypeAlias
+
+from conchcheck.core.refusals import Refusal
+from conchcheck.wire.chat import Reply
+
+
+class WireErrorKind(str, Enum):
+    """Why a request got no usable answer."""
+
+    TIMEOUT = "timeout"
+    CONNECT = "connect"
+    TOO_LARGE = "too_large"
+    BAD_SHAPE = "bad_shape"
+    REDIRECT = "redirect"
+    INSECURE = "insecure"
+    BUDGET = "budget"
+    """Not sent: the probe's budget was spent."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireError:
+    """A request that got no usable answer; ``detail`` is a sentence, keys scrubbed."""
+
+    kind: WireErrorKind
+    detail: str
+    shape: str | None = None
+    """For ``bad_shape``: the ``ShapeKind`` value (html_page, stream_unterminated, …)."""
+    partial: Reply | None = None
+    """What could be read before the shape went wrong (a stream cut before its end)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    """The model replied: a 2xx of the shape its provider documents."""
+
+    reply: Reply
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The provider refused: a non-2xx, or an error event inside a 2xx stream."""
+
+    refusal: Refusal
+    partial: Reply | None = None
+    """What a 2xx stream carried before its error event (LM Studio, Groq, Anthropic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """No usable reply: connection, time-out, too large, a redirect, or a 2xx of another shape.
+
+    A failed request is never evidence of anything about the model or the provider's rules.
+    """
+
+    error: WireError
+
+
+RequestOutcome: TypeAlias = Replied | Refused | Failed
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request and what came of it, keys redacted."""
+
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: Any
+    outcome: RequestOutcome
+    status: int | None = None
+    attempts: int = 1
+    latency_ms: float = 0.0
+    body: str = ""
+    """The reply body (or stream) as received, trimmed, keys scrubbed."""
+    waits: tuple[float, ...] = field(default=())
+    """Seconds waited before each retry."""
+
+    # Views of ``outcome`` for tests and one-off callers; stages match on ``outcome``.
+    @property
+    def reply(self) -> Reply | None:
+        """The reply read, or what a stream carried before its error event."""
+        match self.outcome:
+            case Replied(reply):
+                return reply
+            case Refused(_, partial):
+                return partial
+            case Failed():
+                return None
+
+    @property
+    def refusal(self) -> Refusal | None:
+        """The classified refusal, when the provider refused."""
+        return self.outcome.refusal if isinstance(self.outcome, Refused) else None
+
+    @property
+    def error(self) -> WireError | None:
+        """Why no usable reply came, when the request failed."""
+        return self.outcome.error if isinstance(self.outcome, Failed) else None
