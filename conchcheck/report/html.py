@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conchcheck.report.markdown import (
+from conchcheck.report.outline import (
     Block,
     Bold,
     Bullets,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import conchcheck.report.html
-import conchcheck.report.markdown
+import conchcheck.report.outline
 from conchcheck.errors import InputError
 from conchcheck.report import ReportFormat, RunInfo, render, write_reports
 from conchcheck.report.html import render_matrix
@@ -260,7 +260,7 @@ def test_write_reports_into_a_file_says_so(result, info, tmp_path: Path):
 
 
 def test_markdown_lists_at_most_so_many_misses(info, make_result, monkeypatch):
-    monkeypatch.setattr(conchcheck.report.markdown, "MISSED_LIMIT", 2)
+    monkeypatch.setattr(conchcheck.report.outline, "MISSED_LIMIT", 2)
     text = render(make_result(), ReportFormat.MARKDOWN, info)
     assert "| native/weather-enum/1 |" in text
     assert "| words/pick-tool/1 |" not in text

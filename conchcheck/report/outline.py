@@ -1,0 +1,341 @@
+"""The outline every report shares: the verdict and its evidence as blocks (headings,
+paragraphs, tables, the provider's words verbatim) that ``markdown`` and ``html`` write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from conchcheck.results import PASSING, Cell, Outcome, Rates, Refused, Stage
+
+if TYPE_CHECKING:
+    from conchcheck.report import RunInfo
+    from conchcheck.results import ProbeResult
+
+VERBATIM_LIMIT = 2000
+"""Characters of one provider message shown; results.json keeps all of it."""
+MISSED_LIMIT = 40
+"""Prompt cells listed with why they did not pass, so the report still fits a PR comment."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bold:
+    """Strong text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """An identifier or a value, shown as code."""
+
+    text: str
+
+
+Span: TypeAlias = str | Bold | Code
+Inline: TypeAlias = tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A section (level 2) or subsection (level 3) title."""
+
+    level: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Para:
+    """A paragraph; ``tone`` ``warn`` marks a warning."""
+
+    spans: Inline
+    tone: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Bullets:
+    """A list, one item per inline run."""
+
+    items: tuple[Inline, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table of plain text."""
+
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """A provider's words exactly as they came."""
+
+    text: str
+
+
+Block: TypeAlias = Heading | Para | Bullets | Table | Verbatim
+
+
+def outline(result: ProbeResult, info: RunInfo) -> list[Block]:
+    """The report's content, section by section, in a form any renderer can write."""
+    blocks: list[Block] = [Para(verdict_line(result))]
+    if result.stopped:
+        blocks.append(
+            Para(
+                ("⚠️ Stopped early: ", result.stopped, ". The results are partial; ",
+                 Code("--resume"), " continues the probe."),
+                "warn",
+            )
+        )  # fmt: skip
+    if result.unusable:
+        blocks.append(Para(("⛔ The target can't be probed: ", result.unusable, "."), "warn"))
+    if result.verdict is not None:
+        blocks.append(Para((result.verdict.reason,)))
+    blocks.append(
+        Para(
+            ("provider ", Code(result.provider), " · model ", Code(result.model), " · endpoint ",
+             Code(result.endpoint), " · family ", Code(result.family), " · matrix ",
+             Code(result.matrix), " (", Code(result.matrix_digest[:19]), ") · conchcheck ",
+             info.conchcheck_version, " · ", info.started_at, " → ", info.finished_at)
+        )
+    )  # fmt: skip
+    blocks.append(Para(("Command: ", Code(info.command))))
+    for section in (_dialect, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost):
+        blocks.extend(section(result))
+    return blocks
+
+
+def verdict_line(result: ProbeResult) -> Inline:
+    """``**target** — dialect **gemini**, mode **native** (native 8/10, 6 clean; …)``."""
+    verdict = result.verdict
+    if verdict is None:
+        why = f"unusable: {result.unusable}" if result.unusable else "no verdict: nothing ran"
+        return (Bold(result.target), " — ", why)
+    dialect = verdict.dialect.dialect or "none fits"
+    native, words = verdict.native, verdict.words
+    return (
+        Bold(result.target), " — dialect ", Bold(dialect), ", mode ", Bold(verdict.mode.value),
+        f" (native {native.passed}/{native.total}, {native.clean} clean; "
+        f"words {words.passed}/{words.total}, {words.clean} clean)",
+    )  # fmt: skip
+
+
+# -- sections ------------------------------------------------------------------------------
+
+
+def _dialect(result: ProbeResult) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Dialect")]
+    cells = {(c.case, c.dialect or ""): c for c in _stage(result, Stage.DIALECT)}
+    if not cells:
+        return [*blocks, Para(("No dialect cells ran.",))]
+    verdict = result.verdict.dialect if result.verdict else None
+    chain = verdict.chain if verdict else ()
+    dialects = list(dict.fromkeys([*chain, *(d for _, d in cells)]))
+    cases = list(dict.fromkeys(case for case, _ in cells))
+    if verdict is not None:
+        chosen: Inline = (
+            ("Chosen: ", Bold(verdict.dialect), ".")
+            if verdict.dialect
+            else ("No dialect in the chain carried every case.",)
+        )
+        blocks.append(Para(("Chain: ", " → ".join(verdict.chain), ". ", *chosen)))
+    rows = []
+    for case in cases:
+        invalid = any(c.extra.get("valid") is False for (k, _), c in cells.items() if k == case)
+        name = f"{case} (invalid: refusal expected)" if invalid else case
+        rows.append((name, *(_mark(cells.get((case, d))) for d in dialects)))
+    blocks.append(Table(("case", *dialects), tuple(rows)))
+    if verdict is not None:
+        for title, items in (("Refused", verdict.refused), ("Limits", verdict.limits)):
+            if items:
+                blocks += [Heading(3, title), *_refused(items, cells)]
+        if verdict.carriers:
+            carried = tuple(
+                (Code(case), ": accepted in ", ", ".join(found))
+                if found
+                else (Code(case), ": no dialect tried accepted it")
+                for case, found in verdict.carriers.items()
+            )
+            blocks += [Heading(3, "Carriers"), Bullets(carried)]
+    return blocks
+
+
+def _refused(items: Sequence[Refused], cells: dict[tuple[str, str], Cell]) -> list[Block]:
+    groups: dict[tuple[str, str], list[Inline]] = {}
+    for item in items:
+        cell = cells[(item.case, item.dialect)]
+        refusal = cell.refusal or {}
+        where: list[Span] = [Code(item.case), " in ", item.dialect]
+        if cell.extra.get("valid") is False:
+            where.append(" (invalid: refusal expected)")
+        if item.keyword:
+            where += [", keyword ", Code(item.keyword)]
+        if refusal.get("path"):
+            where += [", at ", Code(str(refusal["path"]))]
+        groups.setdefault((item.kind, item.message), []).append(tuple(where))
+    blocks: list[Block] = []
+    for (kind, message), places in groups.items():
+        blocks += [Para((Bold(kind), " — ", *_joined(places, "; "))), Verbatim(_trim(message))]
+    return blocks
+
+
+def _prompts(result: ProbeResult) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Prompts")]
+    cells = [*_stage(result, Stage.NATIVE), *_stage(result, Stage.WORDS)]
+    if not cells:
+        return [*blocks, Para(("No prompt cells ran.",))]
+    prompts = list(dict.fromkeys(c.case for c in cells))
+
+    def labels(prompt: str, stage: Stage) -> str:
+        mine = sorted(
+            (c for c in cells if c.case == prompt and c.stage is stage), key=lambda c: c.attempt
+        )
+        return " · ".join(c.label for c in mine) or "—"
+
+    rows = tuple((p, labels(p, Stage.NATIVE), labels(p, Stage.WORDS)) for p in prompts)
+    blocks.append(Table(("prompt", "native", "words"), rows))
+    if result.verdict is not None:
+        native, words = result.verdict.native, result.verdict.words
+        rates = ((Bold("native"), ": ", _rates(native)), (Bold("words"), ": ", _rates(words)))
+        blocks.append(Bullets(rates))
+    # Refusals have their own section, with the provider's words.
+    missed = [c for c in cells if c.outcome not in PASSING and c.outcome is not Outcome.REFUSED]
+    if missed:
+        why = tuple((c.id, c.label, c.detail) for c in missed[:MISSED_LIMIT])
+        blocks += [Heading(3, "Why the rest did not pass"), Table(("cell", "outcome", "why"), why)]
+        if len(missed) > MISSED_LIMIT:
+            more = len(missed) - MISSED_LIMIT
+            blocks.append(Para((f"… and {more} more: report.html and results.json have all.",)))
+    return blocks
+
+
+def _rates(rates: Rates) -> str:
+    after = rates.passed - rates.clean
+    return (
+        f"{rates.passed}/{rates.total} passed ({rates.rate:.0%}): "
+        f"{rates.clean} clean ({rates.clean_rate:.0%}), {after} after repair; "
+        f"{rates.refused_tools} refused for tools, {rates.no_call} without a call"
+    )
+
+
+def _refusals(result: ProbeResult) -> list[Block]:
+    groups: dict[tuple[str, str], list[Inline]] = {}
+    for cell in result.cells:
+        if cell.outcome is Outcome.REFUSED and cell.stage is not Stage.DIALECT:
+            message = str((cell.refusal or {}).get("message", cell.detail))
+            groups.setdefault((cell.refusal_kind or "other", message), []).append((Code(cell.id),))
+    blocks: list[Block] = [Heading(2, "Refusals")]
+    if not groups:
+        return [*blocks, Para(("No refusals outside the dialect stage.",))]
+    for (kind, message), places in groups.items():
+        blocks += [Para((Bold(kind), " — ", *_joined(places, ", "))), Verbatim(_trim(message))]
+    return blocks
+
+
+def _repairs(result: ProbeResult) -> list[Block]:
+    seen: dict[str, list[Inline]] = {}
+    for cell in result.cells:
+        for repair in cell.repairs:
+            seen.setdefault(repair, []).append((Code(cell.id),))
+    blocks: list[Block] = [Heading(2, "Repairs seen")]
+    if not seen:
+        return [*blocks, Para(("No reply needed a repair.",))]
+    items = tuple((Code(name), " — ", *_joined(seen[name], ", ")) for name in sorted(seen))
+    return [*blocks, Bullets(items)]
+
+
+def _findings(result: ProbeResult) -> list[Block]:
+    items: list[Inline] = []
+    info = result.catalogue
+    if info is not None:
+        if info.error:
+            items.append(("The catalogue (", Code(info.source), ") failed: ", info.error))
+        else:
+            observed = result.verdict.tools_observed if result.verdict else None
+            items.append(
+                ("The catalogue (", Code(info.source), ") lists the model: ", _yes(info.listed),
+                 "; declares tools: ", _yes(info.tools), "; observed calling natively: ",
+                 _yes(observed), "; context window: ",
+                 f"{info.context_window:,}" if info.context_window else "unknown", ".")
+            )  # fmt: skip
+    items += [(finding,) for finding in (result.verdict.findings if result.verdict else ())]
+    for cell in result.cells:
+        for finding in cell.findings:
+            code = finding.get("code", "finding")
+            items.append((Code(code), " in ", Code(cell.id), ": ", finding.get("detail", "")))
+    blocks: list[Block] = [Heading(2, "Findings")]
+    return [*blocks, Bullets(tuple(items)) if items else Para(("None.",))]
+
+
+def _follow_ups(result: ProbeResult) -> list[Block]:
+    cells = _stage(result, Stage.FOLLOW_UP)
+    blocks: list[Block] = [Heading(2, "Follow-ups")]
+    if not cells:
+        return [*blocks, Para(("No follow-ups ran.",))]
+    rows = tuple((c.mode or c.case, c.case, c.label, c.detail) for c in cells)
+    return [*blocks, Table(("check", "prompt", "outcome", "detail"), rows)]
+
+
+def _cost(result: ProbeResult) -> list[Block]:
+    total = sum(result.stage_ms.values())
+    summary = (
+        f"{result.requests:,} requests · {result.prompt_tokens:,} prompt + "
+        f"{result.completion_tokens:,} completion tokens · {_duration(total)} in all."
+    )
+    rows = []
+    spent = result.stage_requests
+    for stage in Stage:
+        cells = _stage(result, stage)
+        ms = result.stage_ms.get(stage.value)
+        if cells or ms is not None:
+            row = [stage.value, str(len(cells)), _duration(ms) if ms is not None else "—"]
+            if spent:
+                row.insert(2, str(spent.get(stage.value, 0)))
+            rows.append(tuple(row))
+    head = ("stage", "cells", "requests", "time") if spent else ("stage", "cells", "time")
+    blocks: list[Block] = [Heading(2, "Cost"), Para((summary,))]
+    return [*blocks, Table(head, tuple(rows))] if rows else blocks
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _stage(result: ProbeResult, stage: Stage) -> list[Cell]:
+    return [c for c in result.cells if c.stage is stage]
+
+
+def _mark(cell: Cell | None) -> str:
+    if cell is None:
+        return "—"
+    if cell.outcome is Outcome.ACCEPTED:
+        return "✅"
+    if cell.outcome is Outcome.REFUSED:
+        return f"❌ {cell.refusal_kind or 'other'}"
+    if cell.outcome is Outcome.ERROR:
+        return f"⚠️ {cell.label}"
+    return cell.label
+
+
+def _joined(parts: Iterable[Inline], sep: str) -> Inline:
+    out: list[Span] = []
+    for index, part in enumerate(parts):
+        out += [sep, *part] if index else list(part)
+    return tuple(out)
+
+
+def _trim(text: str) -> str:
+    if len(text) <= VERBATIM_LIMIT:
+        return text
+    more = len(text) - VERBATIM_LIMIT
+    return f"{text[:VERBATIM_LIMIT]}… [{more} more characters in results.json]"
+
+
+def _yes(value: bool | None) -> str:
+    return "unknown" if value is None else "yes" if value else "no"
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
