@@ -1,7 +1,8 @@
 """The cells of a probe: each one request (or a few), what came back, how it was read, the outcome.
 
-Cells carry their evidence as plain data (the request with keys redacted, the reply trimmed,
-the reading), so ``results.json`` is the cells as they are.
+Cells carry typed evidence (the request with keys redacted, the reply trimmed, how its calls
+were read, the classified refusal); ``results.json`` is the cells written out as data, and
+``report.json.load_results`` reads them back as the same types.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from conchcheck.core.refusals import Refusal
+from conchcheck.wire.chat import Finding as Finding
+from conchcheck.wire.chat import Finish as Finish
 from conchcheck.wire.chat import ToolCall as ToolCall
 
 if TYPE_CHECKING:
@@ -49,6 +53,67 @@ PASSING = frozenset({Outcome.PASS, Outcome.PASS_AFTER_REPAIR, Outcome.ACCEPTED})
 
 
 @dataclass(frozen=True, slots=True)
+class RequestEvidence:
+    """What was sent: method, URL and headers with keys redacted, the body (trimmed when large)."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    """The JSON body as sent, or its text cut to a limit (saying how much was left out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyEvidence:
+    """What came back: the status, and the reply as read (or what a failed one carried)."""
+
+    status: int | None
+    attempts: int = 1
+    text: str | None = None
+    """None when no reply could be read at all."""
+    calls: tuple[ToolCall, ...] = ()
+    """Native calls exactly as the provider sent them."""
+    finish: Finish | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    findings: tuple[Finding, ...] = ()
+    body: str = ""
+    """The body (or stream) as received, trimmed, keys scrubbed."""
+    waits: tuple[float, ...] = ()
+    """Seconds waited before each retry."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCall:
+    """One call as conchcheck read it: its form, the arguments after reading, what it took."""
+
+    form: str
+    """``native``, or the form a call in words was written in (``hermes``, ``xml``, …)."""
+    name: str | None
+    ok: bool
+    arguments: Any = None
+    repairs: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    message: str | None = None
+    """What the model would be told when the call doesn't fit."""
+    raw: str | None = None
+    """A call in words: its text as written (trimmed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallReading:
+    """How a reply's calls were read; for words, also the words a user would see."""
+
+    calls: tuple[ReadCall, ...] = ()
+    text: str | None = None
+    fake_responses: int = 0
+    """``<tool_response>`` blocks the model wrote itself (dropped, never believed)."""
+    list_level: str | None = None
+    """Words: how much of each tool the list in the system prompt carried."""
+
+
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One cell of a probe and its evidence."""
 
@@ -64,17 +129,14 @@ class Cell:
     mode: str | None = None
     """``native`` or ``words`` for prompt cells; the follow-up's check for follow-ups."""
     attempt: int = 1
-    refusal_kind: str | None = None
     error_kind: str | None = None
+    """Why the request failed (a ``WireErrorKind`` value, or ``catalogue``)."""
     repairs: tuple[str, ...] = ()
-    findings: tuple[Mapping[str, str], ...] = ()
-    request: Mapping[str, Any] | None = None
-    """Method, URL, headers (keys redacted) and body as sent (trimmed)."""
-    reply: Mapping[str, Any] | None = None
-    """Status, text, calls as received, finish, usage, the body trimmed."""
-    reading: Mapping[str, Any] | None = None
-    """How the reply was read: each call's form, normalised arguments, repairs, message."""
-    refusal: Mapping[str, Any] | None = None
+    findings: tuple[Finding, ...] = ()
+    request: RequestEvidence | None = None
+    reply: ReplyEvidence | None = None
+    reading: CallReading | None = None
+    refusal: Refusal | None = None
     cases: tuple[str, ...] = ()
     """For a dialect cell sent with several cases at once: every case in the request."""
     requests: int = 1
@@ -84,6 +146,11 @@ class Cell:
     extra: Mapping[str, Any] = field(default_factory=dict)
     calls: tuple[ToolCall, ...] = ()
     """The calls a follow-up answers: the provider's own (native) or those read (words)."""
+
+    @property
+    def refusal_kind(self) -> str | None:
+        """The refusal's kind, when the provider refused."""
+        return self.refusal.kind.value if self.refusal is not None else None
 
     @property
     def label(self) -> str:

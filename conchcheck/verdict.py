@@ -209,10 +209,8 @@ def _tools_observed(cells: Sequence[Cell]) -> bool | None:
 
 
 def _message(cell: Cell) -> str:
-    refusal = cell.refusal or {}
-    return str(refusal.get("message", cell.detail))
+    return cell.refusal.message if cell.refusal is not None else cell.detail
 
 
 def _keyword(cell: Cell) -> str | None:
-    keyword = (cell.refusal or {}).get("keyword")
-    return keyword if isinstance(keyword, str) else None
+    return cell.refusal.keyword if cell.refusal is not None else None

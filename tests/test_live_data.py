@@ -18,7 +18,7 @@ from conchcheck.probe.judging import read_native
 from conchcheck.report.json import load_results
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.verdict import decide
-from conchcheck.wire.chat import Finish, Reply, ToolCall
+from conchcheck.wire.chat import Finish, Reply
 
 DATA = Path(__file__).parent / "data" / "live"
 MATRIX = load_matrix("default")
@@ -53,16 +53,17 @@ def test_refusals_classify_as_recorded(name: str) -> None:
     }
     for cell in refused:
         assert cell.reply is not None and cell.refusal is not None
-        again = classify(cell.reply["status"], cell.reply["body"])
-        assert (again.kind.value, again.message) == (cell.refusal["kind"], cell.refusal["message"])
+        assert cell.reply.status is not None
+        again = classify(cell.reply.status, cell.reply.body)
+        assert (again.kind, again.message) == (cell.refusal.kind, cell.refusal.message)
 
 
 def test_two_native_calls_where_one_was_wanted() -> None:
     cells, _ = run("smollm2-hermes")
     (cell,) = [c for c in cells if c.id == "native/nested-object/1"]
     assert cell.reply is not None
-    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in cell.reply["calls"])
-    reply = Reply(cell.reply["text"], calls, Finish(cell.reply["finish"]))
+    assert cell.reply.text is not None and cell.reply.finish is not None
+    reply = Reply(cell.reply.text, cell.reply.calls, cell.reply.finish)
     (prompt,) = [p for p in MATRIX.prompts if p.id == "nested-object"]
     tools = [MATRIX.tools[t] for t in prompt.tools]
     read = read_native(reply, tools, "strict")
@@ -82,10 +83,12 @@ def test_words_replies_read_as_recorded(name: str) -> None:
     for cell in words:
         (prompt,) = [p for p in MATRIX.prompts if p.id == cell.case]
         tools = [MATRIX.tools[t] for t in prompt.tools]
-        reading = read_calls(cell.reply["text"], tools, cut_off=cell.reply["finish"] == "length")  # type: ignore[index]
-        assert reading.text == cell.reading["text"]
+        assert cell.reply is not None and cell.reply.text is not None and cell.reading
+        cut = cell.reply.finish is Finish.LENGTH
+        reading = read_calls(cell.reply.text, tools, cut_off=cut)
+        assert reading.text == cell.reading.text
         assert [(c.form.value, c.name) for c in reading.calls] == [
-            (c["form"], c["name"]) for c in cell.reading["calls"]
+            (c.form, c.name) for c in cell.reading.calls
         ]
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.results import Cell, Mode, Outcome, Rates, Stage
 from conchcheck.verdict import chain_for, decide, decide_dialect, decide_mode
 
@@ -13,16 +14,9 @@ from conchcheck.verdict import chain_for, decide, decide_dialect, decide_mode
 def dialect_cell(
     case: str, dialect: str, outcome: Outcome, kind: str | None = None, keyword: str | None = None
 ) -> Cell:
-    refusal = {"kind": kind, "message": f"{case} refused", "keyword": keyword} if kind else None
-    return Cell(
-        f"dialect/{dialect}/{case}",
-        Stage.DIALECT,
-        case,
-        outcome,
-        dialect=dialect,
-        refusal_kind=kind,
-        refusal=refusal,
-    )
+    refusal = Refusal(RefusalKind(kind), 400, f"{case} refused", keyword=keyword) if kind else None
+    return Cell(f"dialect/{dialect}/{case}", Stage.DIALECT, case, outcome, dialect=dialect,
+                refusal=refusal)  # fmt: skip
 
 
 def prompt_cell(
@@ -40,7 +34,7 @@ def prompt_cell(
         f"p{n}",
         outcome,
         mode=mode,
-        refusal_kind=kind,
+        refusal=Refusal(RefusalKind(kind), 400, "refused") if kind else None,
         repairs=repairs,
         extra={"native_calls": calls},
     )

@@ -25,7 +25,7 @@ from conchcheck.probe.dialect import run_dialects, run_invalid_cases
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.followups import round_trip, streaming
 from conchcheck.probe.prompts import native_prompt, words_prompt
-from conchcheck.results import Cell, Outcome, ProbeResult, Stage
+from conchcheck.results import Cell, Outcome, ProbeResult, RequestEvidence, Stage
 from conchcheck.verdict import decide, decide_dialect
 from conchcheck.wire import adapter_for
 from conchcheck.wire.catalogue import Catalogues
@@ -187,11 +187,11 @@ class Probe:
             case Refused(refusal):
                 outcome, detail = Outcome.REFUSED, refusal.message
                 if refusal.kind in UNUSABLE_REFUSALS:
-                    self.unusable = f"{refusal.kind.value}: {refusal.message}"
+                    self.unusable = _one_line(f"{refusal.kind.value}: {refusal.message}")
             case Failed(error):
                 # No usable reply to the plainest request: nothing after it could be read.
                 outcome, detail = Outcome.ERROR, error.detail
-                self.unusable = f"{error.kind.value}: {error.detail}"
+                self.unusable = _one_line(f"{error.kind.value}: {error.detail}")
         cell = exchange_cell(
             "reach", Stage.REACH, "reach", exchange, outcome=outcome, detail=detail
         )
@@ -211,7 +211,7 @@ class Probe:
                 Outcome.ERROR if info.error else Outcome.PASS,
                 info.error or info.evidence or "nothing declared",
                 error_kind="catalogue" if info.error else None,
-                request={"source": info.source},
+                request=_looked_up(info.source),
                 extra={"listed": info.listed, "tools": info.tools,
                        "context_window": info.context_window},
             )
@@ -223,7 +223,7 @@ class Probe:
             c for c in ctx.cells if c.stage not in (Stage.REACH, Stage.CATALOGUE) and c.requests
         ]
         if sent and all(c.outcome is Outcome.ERROR for c in sent):
-            self.unusable = f"every request after the first failed: {sent[0].detail}"
+            self.unusable = _one_line(f"every request after the first failed: {sent[0].detail}")
 
     def partial(self, stopped: str | None = None) -> ProbeResult:
         """The result as it stands (after ``run``, or after an interrupt)."""
@@ -272,3 +272,15 @@ class Probe:
             dict(budget.by_stage) if budget else {},
             ctx.critical_path if ctx else 0,
         )
+
+
+def _looked_up(source: str) -> RequestEvidence | None:
+    # A catalogue names its look-up as "GET <url>" or "POST <url> <body>".
+    method, _, rest = source.partition(" ")
+    url, _, body = rest.partition(" ")
+    return RequestEvidence(method, url, body=body or None) if url else None
+
+
+def _one_line(text: str) -> str:
+    # The reason is shown on one line: a provider's page excerpt keeps its line breaks.
+    return " ".join(text.split())

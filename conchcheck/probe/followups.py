@@ -33,7 +33,7 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     if prior is not None:
         return prior
     tools = offered(ctx, prompt)
-    said = str((source.reply or {}).get("text", ""))
+    said = (source.reply.text if source.reply is not None else None) or ""
     if mode == "native":
         dialect = source.dialect or ctx.target.dialect.value
         turns = (
@@ -123,4 +123,4 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
 
 
 def _calls(cell: Cell) -> list[Any]:
-    return [(c.get("name"), c.get("arguments")) for c in (cell.reading or {}).get("calls", [])]
+    return [(c.name, c.arguments) for c in cell.reading.calls] if cell.reading else []

@@ -18,7 +18,7 @@ from conchcheck.core.tools import Tool
 from conchcheck.core.words import read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import CallReading, Cell, Outcome, ReadCall, Stage
 from conchcheck.wire.chat import Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
@@ -97,7 +97,7 @@ def judge_native(
     ]
     repairs = _unique(x.value for _, r in read if r is not None for x in r.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
-    reading = {"calls": [_call_reading(c.name, r, "native") for c, r in read]}
+    reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
     leaks = [f.code for f in reply.findings if f.code == "call_markers_in_text"]
     return exchange_cell(
         cell_id,
@@ -109,7 +109,7 @@ def judge_native(
         repairs=repairs,
         reading=reading,
         calls=reply.tool_calls,
-        findings=tuple({"code": f.code, "detail": f.detail} for f in reply.findings),
+        findings=reply.findings,
         extra={"native_calls": len(reply.tool_calls), "marker_leak": bool(leaks)},
         **common,
     )
@@ -133,22 +133,24 @@ def judge_words(
     failed = [c.error for c in reading.calls if c.error]
     repairs = _unique(x.value for c in reading.calls for x in c.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
-    evidence = {
-        "text": reading.text,
-        "fake_responses": reading.fake_responses,
-        "list_level": level,
-        "calls": [
-            {
-                "form": c.form.value,
-                "name": c.name,
-                "arguments": c.arguments,
-                "repairs": [r.value for r in c.repairs],
-                "error": c.error,
-                "raw": c.raw[:RAW_LIMIT],
-            }
+    evidence = CallReading(
+        tuple(
+            ReadCall(
+                c.form.value,
+                c.name,
+                c.ok,
+                c.arguments,
+                tuple(r.value for r in c.repairs),
+                tuple(c.reading.dropped) if c.reading is not None else (),
+                c.error,
+                c.raw[:RAW_LIMIT],
+            )
             for c in reading.calls
-        ],
-    }
+        ),
+        reading.text,
+        reading.fake_responses,
+        level,
+    )
     # The calls a round trip answers: the ones read with a name, as the client would run them.
     calls = tuple(
         ToolCall(f"call_{i}", c.name, _json(c.arguments))
@@ -188,18 +190,18 @@ def _outcome(
     return outcome, detail
 
 
-def _call_reading(name: str, result: ArgumentsResult | None, form: str) -> dict[str, Any]:
+def _call_reading(name: str, result: ArgumentsResult | None) -> ReadCall:
     if result is None:
-        return {"form": form, "name": name, "error": "not an offered tool"}
-    return {
-        "form": form,
-        "name": name,
-        "ok": result.ok,
-        "arguments": result.arguments,
-        "repairs": [r.value for r in result.repairs],
-        "dropped": list(result.dropped),
-        "message": result.message,
-    }
+        return ReadCall("native", name, False, message="not an offered tool")
+    return ReadCall(
+        "native",
+        name,
+        result.ok,
+        result.arguments,
+        tuple(r.value for r in result.repairs),
+        tuple(result.dropped),
+        result.message,
+    )
 
 
 def _unique(values: Any) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from conchcheck.plain import to_plain
 from conchcheck.report.outline import (
     Block,
     Bold,
@@ -152,7 +153,7 @@ def _cells(cells: Sequence[Cell]) -> list[str]:
                     parts.append(f"<h4>{name.capitalize()}</h4>\n<pre>{_pretty(value)}</pre>")
             facts = {
                 "repairs": list(cell.repairs),
-                "findings": [dict(f) for f in cell.findings],
+                "findings": to_plain(cell.findings),
                 "cases": list(cell.cases),
                 "extra": dict(cell.extra),
             }
@@ -176,5 +177,5 @@ def _facts(cell: Cell) -> str:
 
 
 def _pretty(value: Any) -> str:
-    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(to_plain(value), indent=2, sort_keys=True, ensure_ascii=False, default=str)
     return _escape(text)

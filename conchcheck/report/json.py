@@ -14,16 +14,30 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
 from conchcheck.plain import to_plain
-from conchcheck.results import Cell, Outcome, Stage, ToolCall
+from conchcheck.results import (
+    CallReading,
+    Cell,
+    Finding,
+    Finish,
+    Outcome,
+    ReadCall,
+    ReplyEvidence,
+    RequestEvidence,
+    Stage,
+    ToolCall,
+)
 
 if TYPE_CHECKING:
     from conchcheck.report import RunInfo
     from conchcheck.results import ProbeResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Written; version 1 (typed evidence did not exist yet) is still read."""
+READS = (1, 2)
 HINT = "results.json follows conchcheck/jsonschemas/results.schema.json; write it with --out."
 
 
@@ -56,7 +70,10 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
         "unusable": result.unusable,
         "catalogue": to_plain(result.catalogue),
         "verdict": verdict,
-        "cells": [{**to_plain(cell), "label": cell.label} for cell in result.cells],
+        "cells": [
+            {**to_plain(cell), "refusal_kind": cell.refusal_kind, "label": cell.label}
+            for cell in result.cells
+        ],
     }
 
 
@@ -74,10 +91,10 @@ def load_results(path: Path | str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
     """The cells of a ``results.json`` and the whole document; InputError where it is wrong."""
     data, text, name = load_json(path)
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if type(version) is int and version != SCHEMA_VERSION:
+    if type(version) is int and version not in READS:
         raise InputError(
             f"{name}:{locate(text, ['schema_version'])}: $.schema_version: version {version} "
-            f"is not one this conchcheck reads (it reads {SCHEMA_VERSION}).",
+            f"is not one this conchcheck reads (it reads {' and '.join(map(str, READS))}).",
             hint="A newer conchcheck may have written it: upgrade, or probe again without "
             "--resume.",
         )
@@ -98,21 +115,99 @@ def _cell(item: dict[str, Any]) -> Cell:
         dialect=item["dialect"],
         mode=item["mode"],
         attempt=item["attempt"],
-        refusal_kind=item["refusal_kind"],
         error_kind=item["error_kind"],
         repairs=tuple(item["repairs"]),
-        findings=tuple(item["findings"]),
-        request=item["request"],
-        reply=item["reply"],
-        reading=item["reading"],
-        refusal=item["refusal"],
+        findings=_findings(item["findings"]),
+        request=_request(item["request"]),
+        reply=_reply(item["reply"]),
+        reading=_reading(item["reading"]),
+        refusal=_refusal(item["refusal"]),
         cases=tuple(item["cases"]),
         requests=item["requests"],
         latency_ms=float(item["latency_ms"]),
         prompt_tokens=item["prompt_tokens"],
         completion_tokens=item["completion_tokens"],
         extra=item["extra"],
-        calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in item.get("calls", ())),
+        calls=_calls(item.get("calls")),
+    )
+
+
+# Readers of the evidence as written. Version 1 files (conchcheck before the engine's rebuild)
+# nest usage in the reply and key findings by name; both shapes read to the same types.
+
+
+def _calls(items: list[dict[str, Any]] | None) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(c.get("id"), c["name"], c["arguments"]) for c in items or ())
+
+
+def _findings(items: list[dict[str, str]] | None) -> tuple[Finding, ...]:
+    return tuple(Finding(f.get("code", ""), f.get("detail", "")) for f in items or ())
+
+
+def _request(data: dict[str, Any] | None) -> RequestEvidence | None:
+    if data is None:
+        return None
+    if "source" in data:  # version 1 catalogue cells: "GET <url>"
+        method, _, url = str(data["source"]).partition(" ")
+        return RequestEvidence(method, url)
+    return RequestEvidence(data["method"], data["url"], data.get("headers") or {}, data.get("body"))
+
+
+def _reply(data: dict[str, Any] | None) -> ReplyEvidence | None:
+    if data is None:
+        return None
+    usage = data.get("usage") or data
+    finish = data.get("finish")
+    return ReplyEvidence(
+        data.get("status"),
+        data.get("attempts", 1),
+        data.get("text"),
+        _calls(data.get("calls")),
+        Finish(finish) if finish else None,
+        data.get("finish_reason"),
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        _findings(data.get("findings")),
+        data.get("body", ""),
+        tuple(data.get("waits") or ()),
+    )
+
+
+def _reading(data: dict[str, Any] | None) -> CallReading | None:
+    if data is None:
+        return None
+    calls = tuple(
+        ReadCall(
+            c.get("form", "native"),
+            c.get("name"),
+            bool(c.get("ok", not c.get("error"))),
+            c.get("arguments"),
+            tuple(c.get("repairs") or ()),
+            tuple(c.get("dropped") or ()),
+            c.get("message") or c.get("error"),
+            c.get("raw"),
+        )
+        for c in data.get("calls") or ()
+    )
+    return CallReading(
+        calls, data.get("text"), data.get("fake_responses", 0), data.get("list_level")
+    )
+
+
+def _refusal(data: dict[str, Any] | None) -> Refusal | None:
+    if data is None:
+        return None
+    return Refusal(
+        RefusalKind(data["kind"]),
+        data.get("status", 0),
+        data.get("message", ""),
+        data.get("code"),
+        data.get("retry_after"),
+        data.get("path"),
+        data.get("tool_index"),
+        data.get("keyword"),
+        data.get("failed_generation"),
+        data.get("should_retry"),
     )
 
 

@@ -117,14 +117,14 @@ def _detail(cell: Cell) -> str:
         lines.append(f"attempt: {cell.attempt}")
     if cell.repairs:
         lines.append(f"repairs: {', '.join(cell.repairs)}")
-    refusal = cell.refusal or {}
-    message = refusal.get("message")
-    if message and message != cell.detail:
-        lines.append(f"refusal: {message}")
-    for key in ("keyword", "path"):
-        if refusal.get(key):
-            lines.append(f"refused {key}: {refusal[key]}")
-    lines += [f"finding {f.get('code', '')}: {f.get('detail', '')}" for f in cell.findings]
+    refusal = cell.refusal
+    if refusal is not None:
+        if refusal.message and refusal.message != cell.detail:
+            lines.append(f"refusal: {refusal.message}")
+        for key, value in (("keyword", refusal.keyword), ("path", refusal.path)):
+            if value:
+                lines.append(f"refused {key}: {value}")
+    lines += [f"finding {f.code}: {f.detail}" for f in cell.findings]
     if len(cell.cases) > 1:
         lines.append(f"sent with: {', '.join(c for c in cell.cases if c != cell.case)}")
     lines.append(f"requests: {cell.requests}")

@@ -167,14 +167,14 @@ def _refused(items: Sequence[Refused], cells: dict[tuple[str, str], Cell]) -> li
     groups: dict[tuple[str, str], list[Inline]] = {}
     for item in items:
         cell = cells[(item.case, item.dialect)]
-        refusal = cell.refusal or {}
+        refusal = cell.refusal
         where: list[Span] = [Code(item.case), " in ", item.dialect]
         if cell.extra.get("valid") is False:
             where.append(" (invalid: refusal expected)")
         if item.keyword:
             where += [", keyword ", Code(item.keyword)]
-        if refusal.get("path"):
-            where += [", at ", Code(str(refusal["path"]))]
+        if refusal is not None and refusal.path:
+            where += [", at ", Code(refusal.path)]
         groups.setdefault((item.kind, item.message), []).append(tuple(where))
     blocks: list[Block] = []
     for (kind, message), places in groups.items():
@@ -225,7 +225,7 @@ def _refusals(result: ProbeResult) -> list[Block]:
     groups: dict[tuple[str, str], list[Inline]] = {}
     for cell in result.cells:
         if cell.outcome is Outcome.REFUSED and cell.stage is not Stage.DIALECT:
-            message = str((cell.refusal or {}).get("message", cell.detail))
+            message = cell.refusal.message if cell.refusal is not None else cell.detail
             groups.setdefault((cell.refusal_kind or "other", message), []).append((Code(cell.id),))
     blocks: list[Block] = [Heading(2, "Refusals")]
     if not groups:
@@ -264,8 +264,7 @@ def _findings(result: ProbeResult) -> list[Block]:
     items += [(finding,) for finding in (result.verdict.findings if result.verdict else ())]
     for cell in result.cells:
         for finding in cell.findings:
-            code = finding.get("code", "finding")
-            items.append((Code(code), " in ", Code(cell.id), ": ", finding.get("detail", "")))
+            items.append((Code(finding.code), " in ", Code(cell.id), ": ", finding.detail))
     blocks: list[Block] = [Heading(2, "Findings")]
     return [*blocks, Bullets(tuple(items)) if items else Para(("None.",))]
 

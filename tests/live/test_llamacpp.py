@@ -68,8 +68,8 @@ def _record(config: str, cells: tuple[Cell, ...], data: dict[str, Any]) -> None:
              f"stage ms {data['budget']['stage_ms']}"]  # fmt: skip
     for cell in cells:
         if cell.stage in (Stage.NATIVE, Stage.WORDS) and cell.reply is not None:
-            calls = [(c["name"], c["arguments"][:60]) for c in cell.reply.get("calls", [])]
-            text = cell.reply.get("text", "").replace("\n", " ")[:90]
+            calls = [(c.name, c.arguments[:60]) for c in cell.reply.calls]
+            text = (cell.reply.text or "").replace("\n", " ")[:90]
             lines.append(
                 f"  {cell.id:<34} {cell.label:<16} calls={calls} repairs={list(cell.repairs)} text={text!r}"
             )
@@ -94,9 +94,8 @@ def test_every_output_validates(probed: dict[str, Any]) -> None:
 
 def test_the_catalogue_reads_props(probed: dict[str, Any]) -> None:
     catalogue = cell(probed, "catalogue")
-    assert catalogue.request is not None and re.fullmatch(
-        r"GET http://127\.0\.0\.1:\d+/props", catalogue.request["source"]
-    )
+    assert catalogue.request is not None and catalogue.request.method == "GET"
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/props", catalogue.request.url)
     # Only the Hermes tool-use template renders tools (provider-facts: llama-server observations).
     assert catalogue.extra["tools"] is (probed["config"] == "smollm2-hermes")
     assert catalogue.extra["context_window"] == 2048  # -c 8192 shared by --parallel 4
@@ -127,7 +126,7 @@ def test_streaming_is_compared_with_the_whole_reply(probed: dict[str, Any]) -> N
     assert len(checks) == 2
     for check in checks:
         assert check.reply is not None and check.extra["whole_reply"] is not None
-        streamed_calls = [(c["name"], c["arguments"]) for c in check.reply["calls"]]
+        streamed_calls = [(c.name, c.arguments) for c in check.reply.calls]
         whole_calls = [(c["name"], c["arguments"]) for c in check.extra["whole_reply"]["calls"]]
         if check.outcome is Outcome.PASS:
             assert (
@@ -163,12 +162,12 @@ def test_schema_cases(probed: dict[str, Any]) -> None:
     }  # fmt: skip
     prefix = "Unable to generate parser for this template. Automatic parser generation failed:"
     assert all(
-        refused[c].refusal["message"].startswith(prefix)
+        refused[c].refusal.message.startswith(prefix)  # type: ignore[union-attr]
         for c in ("dangling-ref", "type-list-null", "unknown-type")
     )  # type: ignore[index]
-    assert "cannot resolve $ref #/$defs/missing" in refused["dangling-ref"].refusal["message"]  # type: ignore[index]
+    assert "cannot resolve $ref #/$defs/missing" in refused["dangling-ref"].refusal.message  # type: ignore[union-attr]
     assert re.match(r"request \(\d+ tokens\) exceeds the available context size \(2048 tokens\)",
-                    refused["many-tools"].refusal["message"])  # type: ignore[index]  # fmt: skip
+                    refused["many-tools"].refusal.message)  # type: ignore[union-attr]  # fmt: skip
     # Every dialect is explored, most permissive first: anthropic keeps the type list and is
     # refused the same way; gemini writes it as `nullable`, which the template renders, and
     # carries every case, so the verdict is gemini (strict, less permissive, isn't needed).

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.report import RunInfo
-from conchcheck.results import Cell, Outcome, ProbeResult, Stage
+from conchcheck.results import (
+    CallReading,
+    Cell,
+    Finding,
+    Finish,
+    Outcome,
+    ProbeResult,
+    ReadCall,
+    ReplyEvidence,
+    RequestEvidence,
+    Stage,
+    ToolCall,
+)
 from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
 
@@ -35,37 +49,27 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden", default=False))
 
 
-def _request(body: dict[str, Any]) -> dict[str, Any]:
-    return {"method": "POST", "url": f"{URL}/chat/completions", "headers": HEADERS, "body": body}
+def _request(body: dict[str, Any]) -> RequestEvidence:
+    return RequestEvidence("POST", f"{URL}/chat/completions", HEADERS, body)
 
 
-def _reply(text: str = "", calls: list[dict[str, Any]] | None = None, finish: str = "stop"):
-    return {
-        "status": 200,
-        "attempts": 1,
-        "text": text,
-        "calls": calls or [],
-        "finish": finish,
-        "finish_reason": "length" if finish == "length" else finish,
-        "usage": {"prompt_tokens": 180, "completion_tokens": 24},
-        "findings": [],
-    }
+def _reply(
+    text: str = "", calls: list[dict[str, Any]] | None = None, finish: str = "stop"
+) -> ReplyEvidence:
+    sent = tuple(ToolCall(c["id"], c["name"], json.dumps(c["arguments"])) for c in calls or [])
+    return ReplyEvidence(200, 1, text, sent, Finish(finish), finish, 180, 24)
 
 
-def _refusal(kind: str, status: int, message: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "status": status,
-        "message": message,
-        "code": fields.get("code"),
-        "path": fields.get("path"),
-        "tool_index": fields.get("tool_index"),
-        "keyword": fields.get("keyword"),
-        "retry_after": None,
-    }
+def _refusal(kind: str, status: int, message: str, **fields: Any) -> Refusal:
+    return Refusal(
+        RefusalKind(kind), status, message, fields.get("code"), None, fields.get("path"),
+        fields.get("tool_index"), fields.get("keyword"),
+    )  # fmt: skip
 
 
-def _dialect(dialect: str, case: str, cases: tuple[str, ...], refusal: dict | None, **kw) -> Cell:
+def _dialect(
+    dialect: str, case: str, cases: tuple[str, ...], refusal: Refusal | None, **kw
+) -> Cell:
     body = {"model": MODEL, "tools": [{"type": "function", "function": {"name": c}} for c in cases]}
     accepted = refusal is None
     detail = (
@@ -76,11 +80,10 @@ def _dialect(dialect: str, case: str, cases: tuple[str, ...], refusal: dict | No
         Stage.DIALECT,
         case,
         Outcome.ACCEPTED if accepted else Outcome.REFUSED,
-        detail if accepted else refusal["message"],
+        detail if refusal is None else refusal.message,
         dialect=dialect,
-        refusal_kind=None if accepted else refusal["kind"],
         request=_request(body),
-        reply=_reply("ok") if accepted else {"status": refusal["status"], "attempts": 1},
+        reply=_reply("ok") if refusal is None else ReplyEvidence(refusal.status),
         refusal=refusal,
         cases=cases,
         latency_ms=kw.get("latency_ms", 310.5),
@@ -98,7 +101,9 @@ def _prompt(stage: Stage, case: str, attempt: int, outcome: Outcome, detail: str
         "attempt": attempt,
         "request": _request({"model": MODEL, "messages": [{"role": "user", "content": case}]}),
         "reply": _reply(kw.pop("text", ""), calls, kw.pop("finish", "stop")),
-        "reading": {"calls": [{"form": mode, **c, "ok": True, "repairs": []} for c in calls]},
+        "reading": CallReading(
+            tuple(ReadCall(mode, c["name"], True, c["arguments"]) for c in calls)
+        ),
         "latency_ms": 820.0 + attempt,
         "prompt_tokens": 180,
         "completion_tokens": 24,
@@ -141,7 +146,7 @@ def cells() -> tuple[Cell, ...]:
         Cell(
             "catalogue", Stage.CATALOGUE, "catalogue", Outcome.PASS,
             'supported_parameters: ["max_tokens", "temperature"]',
-            request={"source": f"GET {URL}/models"},
+            request=RequestEvidence("GET", f"{URL}/models"),
             extra={"listed": True, "tools": False, "context_window": 40960},
         ),
         _dialect("gemini", "baseline", pair, None),
@@ -160,8 +165,8 @@ def cells() -> tuple[Cell, ...]:
             calls=REMEMBER, repairs=("trailing_comma",),
         ),
         _prompt(
-            N, "three-args", 1, Outcome.REFUSED, TOOLS_REFUSAL, refusal_kind="tools",
-            reply={"status": 404, "attempts": 1},
+            N, "three-args", 1, Outcome.REFUSED, TOOLS_REFUSAL,
+            reply=ReplyEvidence(404),
             refusal=_refusal("tools", 404, TOOLS_REFUSAL), reading=None,
             prompt_tokens=None, completion_tokens=None, extra={},
         ),
@@ -170,8 +175,8 @@ def cells() -> tuple[Cell, ...]:
             "The reply hit its token limit. The model called no tool.",
             text='<tool_call>{"name": "add_event", "arguments": {"title": "Lunch"', finish="length",
             findings=(
-                {"code": "call_markers_in_text",
-                 "detail": "The text content holds <tool_call> markers: a call written as words."},
+                Finding("call_markers_in_text",
+                        "The text content holds <tool_call> markers: a call written as words."),
             ),
             extra={"native_calls": 0, "marker_leak": True},
         ),

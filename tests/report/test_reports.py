@@ -11,6 +11,7 @@ import pytest
 
 import conchcheck.report.html
 import conchcheck.report.outline
+from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.errors import InputError
 from conchcheck.report import ReportFormat, RunInfo, render, write_reports
 from conchcheck.report.html import render_matrix
@@ -50,7 +51,7 @@ def test_fixture_is_what_the_goldens_claim(result: ProbeResult):
 def test_json_fits_its_schema(result: ProbeResult, info: RunInfo):
     data = json.loads(render(result, ReportFormat.JSON, info))
     assert list(validator().iter_errors(data)) == []
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["verdict"]["native"]["rate"] == 0.5
     assert data["cells"][0]["label"] == "pass"
 
@@ -66,11 +67,12 @@ def test_schema_names_every_stage_and_outcome():
     schema = validator().schema
     assert schema["$defs"]["stage"]["enum"] == [s.value for s in Stage]
     assert schema["$defs"]["cell"]["properties"]["outcome"]["enum"] == [o.value for o in Outcome]
-    fields = [f.name for f in dataclasses.fields(Cell)]
-    # Fields added after version 1 was first written are optional, so older files still load.
-    added = ["calls"]
-    assert schema["$defs"]["cell"]["required"] == [f for f in fields if f not in added]
-    assert set(added) <= set(schema["$defs"]["cell"]["properties"])
+    fields = {f.name for f in dataclasses.fields(Cell)}
+    # Fields added after version 1 was first written are optional, so older files still load;
+    # refusal_kind is derived from the refusal and written for readers' convenience.
+    added, derived = {"calls"}, {"refusal_kind"}
+    assert set(schema["$defs"]["cell"]["required"]) == fields - added | derived
+    assert added <= set(schema["$defs"]["cell"]["properties"])
 
 
 def test_load_results_round_trips_the_cells(result: ProbeResult, info: RunInfo, tmp_path: Path):
@@ -89,9 +91,9 @@ def test_load_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     with pytest.raises(InputError) as caught:
         load_results(path)
     line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 842
+    assert line == 909
     assert str(caught.value) == (
-        f"{path}:842: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
+        f"{path}:909: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'unwanted_call', "
         "'cut_off', 'refused', 'error', 'skipped']."
     )
@@ -107,11 +109,11 @@ def test_load_results_missing_field(tmp_path: Path):
 
 def test_load_results_newer_version(tmp_path: Path):
     path = tmp_path / "results.json"
-    path.write_text('{\n  "cells": [],\n  "schema_version": 2\n}\n', encoding="utf-8")
+    path.write_text('{\n  "cells": [],\n  "schema_version": 3\n}\n', encoding="utf-8")
     with pytest.raises(InputError) as caught:
         load_results(path)
     assert str(caught.value) == (
-        f"{path}:3: $.schema_version: version 2 is not one this conchcheck reads (it reads 1)."
+        f"{path}:3: $.schema_version: version 3 is not one this conchcheck reads (it reads 1 and 2)."
     )
 
 
@@ -128,7 +130,8 @@ def test_load_results_not_json(tmp_path: Path):
 def test_markdown_escapes_table_cells_and_keeps_refusals_verbatim(result, info):
     text = render(result, ReportFormat.MARKDOWN, info)
     refused = next(c for c in result.cells if c.id == "dialect/permissive/ref-defs")
-    message = refused.refusal["message"]
+    assert refused.refusal is not None
+    message = refused.refusal.message
     assert "| Use `parameters`" in message
     assert 'expected one of "c"\\|"f"' in text
     assert f"```text\n{message}\n```" in text
@@ -142,7 +145,8 @@ def test_markdown_fences_outlast_backticks_in_a_message(info, make_result):
     cells = list(make_result().cells)
     index = next(i for i, c in enumerate(cells) if c.label == "refused:tools")
     message = "bad ```json\n{}\n``` here"
-    cells[index] = dataclasses.replace(cells[index], refusal={"kind": "tools", "message": message})
+    refusal = Refusal(RefusalKind.TOOLS, 404, message)
+    cells[index] = dataclasses.replace(cells[index], refusal=refusal)
     text = render(make_result(cells=tuple(cells)), ReportFormat.MARKDOWN, info)
     assert f"````text\n{message}\n````" in text
 
@@ -170,13 +174,11 @@ def test_markdown_names_carriers(info, make_result):
         c for c in make_result().cells if not (c.stage is Stage.DIALECT and c.case != "ref-defs")
     ]
     gemini = next(i for i, c in enumerate(cells) if c.id == "dialect/gemini/ref-defs")
-    refusal = {"kind": "schema", "message": "no $ref here", "keyword": "$ref"}
-    cells[gemini] = dataclasses.replace(
-        cells[gemini], outcome=Outcome.REFUSED, refusal_kind="schema", refusal=refusal
-    )
+    refusal = Refusal(RefusalKind.SCHEMA, 400, "no $ref here", keyword="$ref")
+    cells[gemini] = dataclasses.replace(cells[gemini], outcome=Outcome.REFUSED, refusal=refusal)
     cells.append(
         dataclasses.replace(cells[gemini], id="dialect/json_schema/ref-defs", dialect="json_schema",
-                            outcome=Outcome.ACCEPTED, refusal_kind=None, refusal=None)
+                            outcome=Outcome.ACCEPTED, refusal=None)
     )  # fmt: skip
     text = render(make_result(cells=tuple(cells)), ReportFormat.MARKDOWN, info)
     assert "dialect **none fits**" in text
