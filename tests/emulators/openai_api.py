@@ -9,7 +9,7 @@ model without tool support); ``llamacpp`` (``/props``, a template with or withou
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,9 @@ class OpenAIEmulator:
     """Stream quirks: no_index, args_object, args_null, error_event, no_done, one_char."""
     queue: list[Response] = field(default_factory=list)
     """Responses sent before the model answers (refusals, retries, broken bodies)."""
+    check_tools: Callable[[list[dict[str, Any]]], Response | None] | None = None
+    """A backend's own schema rules: given the request's ``tools`` as sent (OpenAI shape),
+    the refusal to answer with, or None to let the model answer (after the flavour's rules)."""
 
     def __call__(self, received: Received) -> Response:
         if received.method == "GET":
@@ -102,6 +105,8 @@ class OpenAIEmulator:
                 return refusal("llamacpp-400-dangling-ref-is-schema-with-path")
             if self.template_tools and '"type": "strung"' in text:
                 return refusal("llamacpp-400-unrecognized-type-at-root")
+        if self.check_tools is not None:
+            return self.check_tools(tools)
         return None
 
     def stream(self, answer: Answer, usage: dict[str, int], model: str) -> Iterator[bytes]:
