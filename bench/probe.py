@@ -56,11 +56,11 @@ class Served:
 def handler(profile: str) -> Any:
     if profile == "oracle":
         return OpenAIEmulator(oracle(MATRIX))
-    if profile == "gemini-like":
-        return OpenAIEmulator(oracle(MATRIX), flavour="gemini-openai")
-    from tests.emulators.profiles import strict_only  # written with the e2e profiles
+    from tests.emulators.profiles import gemini_gateway, strict_only
 
-    return strict_only(MATRIX)
+    if profile == "gemini-like":
+        return gemini_gateway(oracle(MATRIX))
+    return strict_only(oracle(MATRIX))
 
 
 def serve(profile: str, latency: float) -> None:
@@ -113,13 +113,10 @@ def wall_times(latency: float) -> bool:
 def economy() -> bool:
     cases = len(MATRIX.schema_cases)
     naive = cases * 4
-    profiles = [("gemini-like behind a generic URL", "gemini-like", "vllm:m")]
-    try:
-        from tests.emulators.profiles import strict_only  # noqa: F401
-
-        profiles.append(("strict-only", "strict-only", "vllm:m"))
-    except ImportError:
-        print("(strict-only profile not available)")
+    profiles = [
+        ("gemini-like behind a generic URL", "gemini-like", "vllm:m"),
+        ("strict-only", "strict-only", "vllm:m"),
+    ]
     head = ["endpoint", "dialect", "requests", "naive", "ratio", "target"]
     widths = [34, 10, 8, 5, 6, 6]
     print(row(head, widths))

@@ -184,3 +184,10 @@ def test_providers_lists_the_registry() -> None:
     }
     code, out, _ = run("providers")
     assert code == 0 and "llamacpp" in out and out.endswith("any of them elsewhere.\n")
+
+
+def test_the_dialect_help_names_every_dialect() -> None:
+    from conchcheck.cli import FAMILIES
+    from conchcheck.core.dialects import Dialect
+
+    assert sorted(FAMILIES.split(", ")) == sorted(d.value for d in Dialect)
