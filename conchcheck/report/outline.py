@@ -133,7 +133,9 @@ def _dialect(result: ProbeResult) -> list[Block]:
         return [*blocks, Para(("No dialect cells ran.",))]
     verdict = result.verdict.dialect if result.verdict else None
     chain = verdict.chain if verdict else ()
-    dialects = list(dict.fromkeys([*chain, *(d for _, d in cells)]))
+    # Only the dialects that were tried: an untried one has nothing to show.
+    tried = {d for _, d in cells}
+    dialects = [d for d in dict.fromkeys([*chain, *(d for _, d in cells)]) if d in tried]
     cases = list(dict.fromkeys(case for case, _ in cells))
     if verdict is not None:
         chosen: Inline = (
