@@ -30,6 +30,11 @@ def hostile(size: int) -> dict[str, str]:
         "sse data storm": "data: " * (size // 6),
         "endless key": "sk-" + "a" * size,
         "tools-dot storm": "tools." * (size // 6),
+        # The keyword finders (issue 8) run on schema refusals only: these are schema words.
+        "quoted-word storm": "invalid schema: " + "'a" * (size // 2),
+        "unclosed-brace storm": "invalid tool schema: " + "{a" * (size // 2),
+        "jinja member storm": "unable to generate parser for this template. While executing "
+        + "a.b" * (size // 3),
     }
 
 

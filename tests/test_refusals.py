@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
 from conchcheck.core.refusals import Refusal, RefusalKind, classify
 
@@ -51,6 +53,80 @@ def test_vector(entry: dict[str, Any]) -> None:
     assert got == {name: want.get(name) for name in WANT_FIELDS}
     assert refusal.retryable is want["retryable"]
     assert refusal.status == entry["status"]
+
+
+# Every keyword the 2020-12 meta-schemas define, and OpenAPI's nullable: a list of the test's own.
+JSON_SCHEMA_KEYWORDS: frozenset[str] = frozenset(
+    {"nullable"}.union(
+        *(
+            REGISTRY.contents(uri).get("properties", {})
+            for uri in REGISTRY
+            if uri.startswith("https://json-schema.org/draft/2020-12/")
+        )
+    )
+)
+
+
+def named_keywords(message: str) -> list[str]:
+    """The JSON Schema keywords a refusal's words name unmistakably.
+
+    A keyword is named when it appears as a token no prose has (``$ref``, camelCase such as
+    ``minItems``) or, any keyword, between quotes (``'default'``, ``"not"``, `` `type` ``).
+    Not counted: a schema the text quotes whole (``{...}``: it names every keyword in it, so
+    none) and OpenAI's ``In context=(...)`` (a place: ``('properties', 'value')``).
+    """
+    text = re.sub(r"In context=\([^)]*\)", "", message)
+    while (stripped := re.sub(r"\{[^{}]*\}", " ", text)) != text:
+        text = stripped
+    tokens = re.findall(r"(?<![\w$])(\$?[A-Za-z]\w*)(?!\w)", text)
+    quoted = re.findall(r"['\"`](\$?[A-Za-z]\w*)['\"`]", text)
+    return [
+        word
+        for word in tokens
+        if word in JSON_SCHEMA_KEYWORDS and (word.startswith("$") or not word.islower())
+    ] + [word for word in quoted if word in JSON_SCHEMA_KEYWORDS]
+
+
+def test_every_schema_refusal_that_names_a_keyword_yields_one() -> None:
+    naming = []
+    for entry in VECTORS:
+        refusal = classify(entry["status"], entry["body"], entry.get("headers"))
+        if refusal.kind is RefusalKind.SCHEMA and named_keywords(refusal.message):
+            naming.append(entry["id"])
+            assert refusal.keyword is not None, (entry["id"], named_keywords(refusal.message))
+    assert len(naming) >= 30  # the property is about many phrasings, not a handful
+
+
+@pytest.mark.parametrize(
+    ("message", "path", "keyword"),
+    [
+        # The segment after "properties" is a property's name, even when it is "type".
+        pytest.param(
+            "JSON schema error at #/properties/type: minItems must be a non-negative integer",
+            "#/properties/type",
+            "minItems",
+            id="property-named-type-is-not-the-keyword",
+        ),
+        pytest.param(
+            "JSON schema error at #/properties/format: schema must be an object",
+            "#/properties/format",
+            None,
+            id="property-named-format-names-nothing",
+        ),
+        pytest.param(
+            "JSON schema error at #/properties/a/not: must not be empty",
+            "#/properties/a/not",
+            "not",
+            id="keyword-ending-a-pointer-is-the-keyword",
+        ),
+    ],
+)
+def test_a_path_names_a_keyword_only_outside_properties(
+    message: str, path: str, keyword: str | None
+) -> None:
+    body = {"error": {"code": 400, "message": message, "type": "invalid_request_error"}}
+    refusal = classify(400, json.dumps(body))
+    assert (refusal.kind, refusal.path, refusal.keyword) == (RefusalKind.SCHEMA, path, keyword)
 
 
 GROQ_429 = '{"error":{"message":"Rate limit reached. Please try again in 7.5s.","code":"rate_limit_exceeded"}}'
@@ -414,6 +490,21 @@ HOSTILE = [
     pytest.param('data: {"a":1}\n\n' * 100_000, id="sse-many-events"),
     pytest.param("sk-" + "a" * (1 << 20), id="endless-key"),
     pytest.param("tools." * 300_000, id="tools-dot-storm"),
+    pytest.param("invalid tool schema: " + "{a" * 500_000, id="unclosed-braces-storm"),
+    pytest.param("invalid tool schema: " + "{" * 300_000 + "}" * 300_000, id="nested-braces"),
+    pytest.param(
+        "JSON schema conversion failed: Unrecognized schema: " + "{" * (1 << 20), id="dump-run"
+    ),
+    pytest.param(
+        "unable to generate parser for this template. While executing " + "a.b" * 400_000,
+        id="jinja-member-storm",
+    ),
+    pytest.param("json schema: " + "type must be " * 100_000, id="must-be-storm"),
+    pytest.param(
+        "invalid schema: Go struct field " + "a." * 500_000 + " of type", id="go-field-run"
+    ),
+    pytest.param("invalid schema: " + "aBcDeFgH" * 200_000, id="camel-case-run"),
+    pytest.param("invalid schema: " + "'a" * 500_000, id="quote-storm"),
 ]
 
 

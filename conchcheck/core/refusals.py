@@ -79,8 +79,11 @@ _NOT_JSON = object()
 # Matched against lower-cased text in this order: schema words first, so "does not support
 # oneOf" is schema, not tools (vector anthropic-does-not-support-one-of-is-schema-not-tools).
 _SCHEMA = re.compile(
-    r"invalid schema|json schema|input_?schema|function_?declarations?|invalid_function_parameters"
-    r"|generatecontentrequest\.tools|\btools(?:\[\d|\.\d)"
+    r"invalid (?:tool )?schema|json schema|input_?schema|function_?declarations?"
+    r"|invalid_function_parameters|generatecontentrequest\.tools|\btools(?:\[\d|\.\d)"
+    r"|\btools\.function\.parameters|go struct field \w{0,200}\.tools\."
+    r"|conflict in schema definitions|for '\w{1,40}' type, propert|`strict` mode on function call"
+    r"|grammar error|failed to compile \w{1,40} grammar|unimplemented keys"
     r"|unknown name \"[^\"]{1,200}\" at '[^']{0,2000}(?:tools|function_declarations|parameters)"
     r"|unable to generate parser for this template|schema (?:must|should|specified|didn't)",
 )
@@ -137,33 +140,78 @@ _PATHS = (
     re.compile(r"\b(GenerateContentRequest\.[^\s:]{1,2000})"),
     re.compile(r"JSON schema error at (\S{1,2000}?):"),
     re.compile(r"functionDeclaration `([^`]{1,2000})`"),
+    re.compile(r"At path '([^']{1,2000})'"),
+    re.compile(r"Go struct field \w{0,200}\.(tools\.[\w.]{1,2000})"),
     re.compile(r"(?<![\w.])((?:toolConfig\.)?tools\.\d{1,9}(?:\.[A-Za-z_$][\w$-]*)*)"),
+    re.compile(r"(?<![\w.])(tools\.function\.parameters(?:\.[A-Za-z_$][\w$-]*)*)"),
     re.compile(r"Invalid '(tools[^']{0,2000})'"),
     re.compile(r"In context=(\([^)]{1,2000}\))"),
+    re.compile(r"\b(output_(?:format|config)(?:\.[A-Za-z_$][\w$-]*)+)"),
+    re.compile(r"\b(response_format/[\w/$-]{1,2000})"),
 )
 _IN_CONTEXT = re.compile(r"In context=\([^)]{0,2000}\)")
 _DECL_INDEX = re.compile(r"function_?[dD]eclarations\[(\d{1,9})\]")
 _TOOL_INDEX = re.compile(r"\btools(?:\[(\d{1,9})\]|\.(\d{1,9})\b)")
+
+# Every JSON Schema 2020-12 keyword (core, applicator, validation, the rest) and OpenAPI's nullable.
+_KEYWORDS = (
+    *("$schema", "$id", "$ref", "$defs", "$anchor", "$dynamicRef", "$dynamicAnchor", "$comment"),
+    *("$vocabulary", "definitions", "allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("dependentSchemas", "prefixItems", "items", "contains", "properties", "patternProperties"),
+    *("additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties"),
+    *("type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum"),
+    *("exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems"),
+    *("uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required"),
+    *("dependentRequired", "format", "contentEncoding", "contentMediaType", "contentSchema"),
+    *("title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples"),
+    "nullable",
+)
+_VOCABULARY = {word.lower(): word for word in _KEYWORDS}  # by lower-case spelling
+_NAMED = "(" + "|".join(re.escape(word) for word in sorted(_KEYWORDS, key=len, reverse=True)) + ")"
 # Gemini drops the "$": a "$ref" is refused as Unknown name "ref"
 # (vector gemini-unknown-name-ref-means-dollar-ref; decolua/9router#1036).
-_ALIASES = {"ref": "$ref", "defs": "$defs", "any_of": "anyOf", "one_of": "oneOf", "all_of": "allOf"}
-_PATH_KEYWORD = re.compile(
-    r"type|format|required|properties|items|enum|default|anyOf|any_of|oneOf|allOf|const|nullable"
-    r"|pattern|minimum|maximum|minItems|maxItems|title|description|additionalProperties"
+_ALIASES = {"ref": "$ref", "defs": "$defs"}
+_WORD = r"(\$?[A-Za-z]\w{0,40})"
+_Finder = tuple[re.Pattern[str], str | None]  # None: the keyword is the word the pattern found
+# Tried before the path names one: each names the keyword it refused in words of its own.
+_EARLY: tuple[_Finder, ...] = (
+    # Ollama can't read the field into its Go type (vector ollama-go-struct-field-type-array).
+    (re.compile(r"Go struct field [\w.]{0,2000}\.(\w{1,200}) of type"), None),
+    (re.compile(r"Unimplemented keys: \[\"([^\"]{1,200})\""), None),  # llguidance via vLLM
+    (re.compile(r"For '\w{1,40}' type, propert(?:y|ies) '?" + _WORD), None),  # Anthropic strict
+    (re.compile(r"for key '" + _WORD + "'"), None),  # Moonshot
+    (re.compile(r"could not translate the " + _WORD), None),  # Fireworks
+    (re.compile(r"`strict` mode"), "strict"),  # xAI refuses OpenAI's per-function flag
+    (re.compile(r"not a valid format|[Uu]nknown format"), "format"),
+    (re.compile(r"(?<![\w$])" + _WORD + r" (?:must (?:be|start|not)|is not defined)\b"), None),
 )
-_KEYWORD_TOKEN = re.compile(
-    r"(?<![\w$])(\$ref|\$defs|\$schema|\$id|additionalProperties|anyOf|oneOf|allOf|any_of|one_of"
-    r"|all_of|exclusiveMinimum|exclusiveMaximum|propertyNames|multipleOf|patternProperties"
-    r"|prefixItems|unevaluatedProperties|minItems|maxItems|minLength|maxLength|const|nullable)(?!\w)"
+# llama.cpp and Fireworks quote the schema node they could not convert; untyped, it is "type"
+# unless it holds an applicator neither can express (vector llamacpp-unrecognized-schema-not).
+_DUMP = re.compile(r"(?:Unrecognized schema: |could not understand the instance `)([^\n`]{0,2000})")
+_UNCONVERTED = re.compile(
+    r"['\"](not|if|then|else|contains|dependentSchemas|propertyNames|patternProperties"
+    r"|unevaluatedProperties|unevaluatedItems)['\"]\s{0,9}:"
 )
-_QUOTED_KEYWORD = re.compile(
-    r"['\"`](required|type|items|enum|format|default|pattern|properties|minimum|maximum)\b"
+# A Jinja trace points at the template reading a schema field: json_spec.type, x['items'].
+_JINJA: tuple[_Finder, ...] = (
+    (re.compile(r"(?<=[\w\])])\." + _NAMED + r"\b|\[['\"]" + _NAMED + r"['\"]\]"), None),
 )
-_KEYWORD_FINDERS = (  # in order; None takes the keyword the pattern found
-    (re.compile(r"non-existent definition|cannot resolve"), "$ref"),
-    (_KEYWORD_TOKEN, None),
-    (_QUOTED_KEYWORD, None),
-    (re.compile(r"missing items"), "items"),
+_BRACES = re.compile(r"\{[^{}]{0,2000}\}")
+_DANGLING_REF = re.compile(
+    r"non-existent definition|cannot resolve|Cannot find field \S{1,200} in #"
+)
+_LATE: tuple[_Finder, ...] = (  # after the path, on the text without the schemas it quotes
+    (_DANGLING_REF, "$ref"),
+    (  # a token no prose has: $ref, camelCase, Gemini's snake_case
+        re.compile(
+            r"(?<![\w$])(\$[A-Za-z]\w{0,40}|[a-z]{1,20}(?:[A-Z][a-z]{0,20}){1,5}"
+            r"|[a-z]{1,20}_[a-z]{1,20}|const|nullable)(?!\w)"
+        ),
+        None,
+    ),
+    (re.compile(r"['\"`]" + _NAMED + r"\b"), None),
+    (re.compile(r"schema missing " + _WORD), None),
+    (re.compile(r"(?<![\w$])" + _WORD + r" (?:is|are) not (?:supported|permitted)\b"), None),
     (re.compile(r"type field|should be of type|unrecognized type"), "type"),
 )
 
@@ -415,19 +463,54 @@ def _schema_place(text: str, env: _Envelope) -> tuple[str | None, str | None]:
         found = pattern.search(text)
         path = found.group(1) if found else None
     if unknown:
-        return path, _ALIASES.get(unknown.group(1), unknown.group(1))
-    last = re.split(r"[./]", path)[-1].split("[")[0] if path else ""
-    if _PATH_KEYWORD.fullmatch(last):
-        return path, _ALIASES.get(last, last)
+        name = unknown.group(1)
+        return path, _keyword(name) or name
     # OpenAI's "In context=('properties', 'x')" names a place, not a keyword
     # (vector openai-array-missing-items-context-is-path).
-    words = _IN_CONTEXT.sub("", text)
-    for pattern, keyword in _KEYWORD_FINDERS:
-        found = pattern.search(words)
-        if found:
-            name = keyword or found.group(1)
-            return path, _ALIASES.get(name, name)
-    return path, None
+    return path, _find_keyword(_IN_CONTEXT.sub("", text), path)
+
+
+def _find_keyword(text: str, path: str | None) -> str | None:
+    if found := _first_keyword(_EARLY, text):
+        return found
+    dump = _DUMP.search(text)
+    if dump and dump.group(1).startswith("{"):
+        unconverted = _UNCONVERTED.search(dump.group(1))
+        return unconverted.group(1) if unconverted else "type"
+    if "While executing" in text and (found := _first_keyword(_JINJA, text)):
+        return found
+    parts = re.split(r"[./]", path) if path else []
+    # The segment after "properties" is a property's name ("#/properties/type"), not a keyword.
+    if parts and parts[-2:-1] != ["properties"] and (found := _keyword(parts[-1].split("[")[0])):
+        return found
+    return _first_keyword(_LATE, _strip_schemas(text))
+
+
+def _first_keyword(finders: tuple[_Finder, ...], text: str) -> str | None:
+    for pattern, keyword in finders:
+        for found in pattern.finditer(text):
+            if keyword is not None:
+                return keyword
+            if named := _keyword(next(group for group in found.groups() if group)):
+                return named
+    return None
+
+
+def _keyword(name: str) -> str | None:
+    """The JSON Schema spelling of ``name`` ("ref" and Gemini's "any_of" too), or None."""
+    if name in _ALIASES:
+        return _ALIASES[name]
+    return _VOCABULARY.get(name.replace("_", "").lower())  # additional_properties too
+
+
+def _strip_schemas(text: str) -> str:
+    # A schema quoted whole ("Invalid tool schema: {...} is not valid") names every keyword in
+    # it, so none (vector mistral-invalid-tool-schema-quotes-it-whole-names-no-keyword).
+    for _ in range(8):
+        text, count = _BRACES.subn(" ", text)
+        if not count:
+            break
+    return text
 
 
 def _tool_index(text: str) -> int | None:
