@@ -86,6 +86,8 @@ class Budget:
         self.requests = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.reserved = 0
+        """Tokens requests in flight may still spend (their prompt estimate and output limit)."""
         self.stopped: str | None = None
         self.limit = Limit(concurrency)
         self.by_stage: dict[str, int] = {}
@@ -101,7 +103,7 @@ class Budget:
         if self.stopped is None:
             if self.max_requests is not None and self.requests >= self.max_requests:
                 self.stopped = f"the request budget ({self.max_requests}) is spent"
-            elif self.max_tokens is not None and self.tokens >= self.max_tokens:
+            elif self.max_tokens is not None and self.tokens + self.reserved >= self.max_tokens:
                 self.stopped = f"the token budget ({self.max_tokens}) is spent"
         if self.stopped is not None:
             return False
@@ -115,14 +117,21 @@ class Budget:
         """A place in the one concurrency limit, at the current task's urgency."""
         return self.limit.hold(URGENCY.get())
 
-    def output_limit(self, wanted: int, prompt_estimate: int) -> int:
-        """``wanted`` output tokens, cut so that what the request may spend fits the budget."""
+    def reserve(self, wanted: int, prompt_estimate: int) -> int | None:
+        """Hold what a request may spend: ``wanted`` output tokens, cut to what the budget has
+        left after what is spent and held; None when not one output token is left."""
         if self.max_tokens is None:
             return wanted
-        left = self.max_tokens - self.tokens - prompt_estimate
-        return max(1, min(wanted, left))
+        left = self.max_tokens - self.tokens - self.reserved - prompt_estimate
+        if left < 1:
+            self.stopped = self.stopped or f"the token budget ({self.max_tokens}) is spent"
+            return None
+        limit = min(wanted, left)
+        self.reserved += prompt_estimate + limit
+        return limit
 
-    def spend(self, prompt: int | None, completion: int | None) -> None:
-        """Count the tokens a reply reported."""
+    def spend(self, prompt: int | None, completion: int | None, held: int = 0) -> None:
+        """Count the tokens a reply reported, and release what its request held."""
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
+        self.reserved -= held

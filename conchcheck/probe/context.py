@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
+import json
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
+from conchcheck.plain import to_plain
 from conchcheck.probe.budget import Budget, StopProbe
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.wire.adapter import ChatAdapter
@@ -99,14 +102,28 @@ class Context:
         """Send within the budget; ``StopProbe`` once it is spent (nothing is recorded then)."""
         if self.budget.stopped is not None:
             raise StopProbe(self.budget.stopped)
+        held = 0
         if request.max_tokens is not None and self.options.max_tokens is not None:
-            estimate = estimate_tokens(repr(request.messages) + repr(request.tools))
-            limit = self.budget.output_limit(request.max_tokens, estimate)
-            request = _with_max_tokens(request, limit)
-        exchange = await self.wire.send(self.target, self.adapter, request, self.key, self.budget)
+            # What the request may spend is held before it goes, so requests in flight together
+            # can't overrun the budget between them. The prompt is estimated from its JSON.
+            estimate = estimate_tokens(json.dumps(to_plain(request), ensure_ascii=False))
+            limit = self.budget.reserve(request.max_tokens, estimate)
+            if limit is None:
+                raise StopProbe(self.budget.stopped or "the token budget is spent")
+            held = estimate + limit
+            request = dataclasses.replace(request, max_tokens=limit)
+        try:
+            exchange = await self.wire.send(
+                self.target, self.adapter, request, self.key, self.budget
+            )
+        except BaseException:  # cancelled (an interrupt): what it held is free again
+            self.budget.spend(None, None, held)
+            raise
         reply = exchange.reply
-        if reply is not None:
-            self.budget.spend(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        usage = reply.usage if reply is not None else None
+        self.budget.spend(
+            usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None, held
+        )
         if exchange.attempts:
             depth = CHAIN.get() + 1
             CHAIN.set(depth)
@@ -163,7 +180,3 @@ def _would_retry(exchange: Exchange) -> bool:
     return error is not None and error.kind in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT)
 
 
-def _with_max_tokens(request: ChatRequest, limit: int) -> ChatRequest:
-    from dataclasses import replace
-
-    return replace(request, max_tokens=limit)

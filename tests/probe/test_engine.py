@@ -201,10 +201,13 @@ def test_the_request_budget_counts_retries_and_is_never_exceeded(budget: int) ->
     assert sum(result.stage_requests.values()) == budget
 
 
-def test_the_token_budget_stops_the_probe() -> None:
-    result, seen = run(OpenAIEmulator(oracle(MATRIX)), max_tokens=2000)
+@pytest.mark.parametrize("concurrency", [1, 4, 16])
+def test_the_token_budget_stops_the_probe_and_is_never_exceeded(concurrency: int) -> None:
+    result, seen = run(OpenAIEmulator(oracle(MATRIX)), concurrency=concurrency, max_tokens=2000)
     assert result.stopped == "the token budget (2000) is spent"
     assert len(seen.seen) == result.requests < 33
+    # Requests in flight together held what they might spend before they went.
+    assert result.prompt_tokens + result.completion_tokens <= 2000
 
 
 def test_native_prompts_wait_for_every_exploration_request() -> None:
