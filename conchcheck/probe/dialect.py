@@ -60,6 +60,8 @@ class Exploration:
         # The invalid cases are sent apart, but count against the same bound.
         self.spent = len(self.invalid)
         self.endpoint_refusal: Refusal | None = None
+        self.sent: set[str] = set()
+        """Dialects a request went out in (a group refused without naming a case settles none)."""
 
     async def run(self) -> None:
         """Explore, then draw the per-case picture within the cap."""
@@ -98,10 +100,8 @@ class Exploration:
         return list(self.settled.values())
 
     def tried(self, dialect: str) -> bool:
-        """Whether any case was sent in ``dialect``."""
-        return any(d == dialect for _, d in self.settled) or any(
-            c.dialect == dialect for c in self.ctx.cells if c.stage is Stage.DIALECT
-        )
+        """Whether any case was sent in ``dialect`` (by this probe, or the one resumed)."""
+        return dialect in self.sent or any(d == dialect for _, d in self.settled)
 
     async def try_all(self, dialect: str) -> None:
         """Every valid case in ``dialect``: the plain ones in one request, many-tools alone."""
@@ -166,6 +166,7 @@ class Exploration:
             temperature=self.ctx.options.temperature,
             gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
         )
+        self.sent.add(dialect)
         exchange = await self.ctx.send(request)
         self.spent += exchange.attempts
         match exchange.outcome:

@@ -266,3 +266,24 @@ def test_a_model_without_tools_is_judged_on_answers_not_failures() -> None:
     assert (verdict.native.failed, verdict.words.failed) == (0, 0)
     assert verdict.mode.value == "none"
     assert verdict.tools_observed is False
+
+
+def test_a_group_refused_without_naming_a_case_is_split_to_find_it() -> None:
+    # llama.cpp's template errors name no tool (provider-facts: llama-server observations).
+    emulator = OpenAIEmulator(oracle(MATRIX))
+
+    def handler(received: Received) -> Response:
+        tools = (received.json() or {}).get("tools") or []
+        if any('"type": ["string", "null"]' in json.dumps(t) for t in tools):
+            return refusal("llamacpp-jinja-type-list-is-type")
+        return emulator(received)
+
+    result, _ = run(handler)
+    dialect = cells(result, Stage.DIALECT)
+    refused = {c.id for c in dialect.values() if c.refusal_kind == "schema" and c.cases}
+    assert "dialect/permissive/type-list-null" in refused
+    assert all(c.outcome is Outcome.ACCEPTED for i, c in dialect.items() if i not in refused)
+    # anthropic keeps the type list and is refused the same way; gemini writes `nullable`.
+    assert dialect["dialect/anthropic/type-list-null"].refusal_kind == "schema"
+    verdict = result.verdict
+    assert verdict is not None and verdict.dialect.dialect == "gemini"
