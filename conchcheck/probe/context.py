@@ -178,5 +178,3 @@ def _would_retry(exchange: Exchange) -> bool:
     if refusal is not None:
         return refusal.retryable
     return error is not None and error.kind in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT)
-
-
