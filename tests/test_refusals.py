@@ -597,3 +597,26 @@ def test_overload_inside_a_200_stream_is_retryable() -> None:
         "overloaded_error",
         True,
     )
+
+
+@pytest.mark.parametrize(
+    ("vector_id", "violations"),
+    [
+        pytest.param(
+            "gemini-unknown-name-snake-case-additional-properties",
+            [(0, "additionalProperties"), (1, "additionalProperties")],
+            id="gemini-unknown-names-one-a-line",
+        ),
+        pytest.param(
+            "gemini-400-format-only-enum-and-date-time",
+            [(93, "format"), (94, "format")],
+            id="gemini-bulleted-violations",
+        ),
+        pytest.param("gemini-unknown-name-ref-means-dollar-ref", [], id="one-tool-named-no-list"),
+    ],
+)
+def test_every_tool_a_refusal_names_is_kept(vector_id: str, violations: list[Any]) -> None:
+    found = next(v for v in VECTORS if v["id"] == vector_id)
+    refusal = classify(found["status"], found["body"], found.get("headers"))
+    assert [(v.tool_index, v.keyword) for v in refusal.violations] == violations
+    assert all(v.message and str(v.tool_index) in v.message for v in refusal.violations)

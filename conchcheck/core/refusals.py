@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["Refusal", "RefusalKind", "classify", "redact_keys"]
+__all__ = ["Refusal", "RefusalKind", "Violation", "classify", "redact_keys"]
 
 _MAX_JSON = 1 << 20  # a larger body is read as text only; no error envelope is that big
 _MAX_SCAN = 1 << 16  # the regexes never see more than this much text
@@ -32,6 +32,17 @@ class RefusalKind(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Violation:
+    """One of several tools a schema refusal names, with what it says of that tool."""
+
+    tool_index: int
+    keyword: str | None
+    path: str | None
+    message: str
+    """The refusal's own line about this tool."""
+
+
+@dataclass(frozen=True, slots=True)
 class Refusal:
     """A classified refusal; ``message`` is the provider's own words with any key redacted."""
 
@@ -46,6 +57,9 @@ class Refusal:
     failed_generation: str | None = None
     should_retry: bool | None = None
     """The provider's explicit ``x-should-retry`` header, when it sent one."""
+    violations: tuple[Violation, ...] = ()
+    """When a schema refusal names several tools (Gemini lists every violation, a line each):
+    each tool named, first line first; empty when it names one or none."""
 
     @property
     def retryable(self) -> bool:
@@ -171,6 +185,9 @@ _NAMED = "(" + "|".join(re.escape(word) for word in sorted(_KEYWORDS, key=len, r
 # Gemini drops the "$": a "$ref" is refused as Unknown name "ref"
 # (vector gemini-unknown-name-ref-means-dollar-ref; decolua/9router#1036).
 _ALIASES = {"ref": "$ref", "defs": "$defs"}
+# In an unknown name, any "$" keyword lost its "$" the same way: "schema" there is "$schema"
+# (the emulated Gemini writes it so, tests/emulators/gemini_api.py). Elsewhere "schema" is prose.
+_UNKNOWN_DOLLAR = {"schema": "$schema", "id": "$id", "comment": "$comment", "anchor": "$anchor"}
 _WORD = r"(\$?[A-Za-z]\w{0,40})"
 _Finder = tuple[re.Pattern[str], str | None]  # None: the keyword is the word the pattern found
 # Tried before the path names one: each names the keyword it refused in words of its own.
@@ -243,9 +260,11 @@ def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -
     env = envelope or _Envelope(message="")
     kind = _kind(status, text, env)
     path = tool_index = keyword = None
+    violations: tuple[Violation, ...] = ()
     if kind is RefusalKind.SCHEMA:
         path, keyword = _schema_place(text, env)
         tool_index = _tool_index(path if path is not None else text)
+        violations = _violations(text)
     should = head.get("x-should-retry", "").lower()
     return Refusal(
         kind=kind,
@@ -258,7 +277,28 @@ def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -
         keyword=keyword,
         failed_generation=env.failed_generation,
         should_retry=True if should == "true" else False if should == "false" else None,
+        violations=violations,
     )
+
+
+_MAX_VIOLATIONS = 64
+
+
+def _violations(text: str) -> tuple[Violation, ...]:
+    """Each tool a multi-line schema refusal names, read line by line (vectors
+    gemini-unknown-name-snake-case-additional-properties, gemini-400-format-only-enum-and-
+    date-time: Gemini lists every violation, one a line)."""
+    found: dict[int, Violation] = {}
+    for line in text.splitlines()[: _MAX_VIOLATIONS * 8]:
+        line = line.strip().removeprefix("* ")
+        index = _tool_index(line)
+        if index is None or index in found:
+            continue
+        path, keyword = _schema_place(line, _Envelope(message=line))
+        found[index] = Violation(index, keyword, path, _trim(redact_keys(line)))
+        if len(found) >= _MAX_VIOLATIONS:
+            break
+    return tuple(found.values()) if len(found) > 1 else ()
 
 
 def _kind(status: int, text: str, env: _Envelope) -> RefusalKind:
@@ -464,7 +504,7 @@ def _schema_place(text: str, env: _Envelope) -> tuple[str | None, str | None]:
         path = found.group(1) if found else None
     if unknown:
         name = unknown.group(1)
-        return path, _keyword(name) or name
+        return path, _UNKNOWN_DOLLAR.get(name) or _keyword(name) or name
     # OpenAI's "In context=('properties', 'x')" names a place, not a keyword
     # (vector openai-array-missing-items-context-is-path).
     return path, _find_keyword(_IN_CONTEXT.sub("", text), path)

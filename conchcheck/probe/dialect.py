@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from conchcheck.core.dialects import to_dialect
 from conchcheck.core.refusals import Refusal, RefusalKind
@@ -185,10 +186,20 @@ class Exploration:
                      self.group(todo[half:], dialect, split=split)]
                 )  # fmt: skip
             case Refused(refusal) if refusal.kind is RefusalKind.SCHEMA:
-                index = refusal.tool_index
                 # A group holds no many-tools case, so a tool's index is its case's position.
-                if index is not None and 0 <= index < len(todo):
-                    self.settle([todo[index]], dialect, exchange, Outcome.REFUSED, todo)
+                named = [
+                    (todo[v.tool_index], replace(refusal, tool_index=v.tool_index,
+                                                 keyword=v.keyword, path=v.path))
+                    for v in refusal.violations
+                    if 0 <= v.tool_index < len(todo)
+                ]  # fmt: skip
+                index = refusal.tool_index
+                if not named and index is not None and 0 <= index < len(todo):
+                    named = [(todo[index], refusal)]
+                for case, own in named:
+                    # Every tool the refusal names is refused by this one request.
+                    self.settle([case], dialect, exchange, Outcome.REFUSED, todo, own)
+                if named:
                     return True
                 if split:
                     half = len(todo) // 2
@@ -215,8 +226,10 @@ class Exploration:
         exchange: Exchange,
         outcome: Outcome,
         sent: Sequence[SchemaCase] = (),
+        own: Refusal | None = None,
     ) -> None:
-        """Record ``cases`` as settled by ``exchange`` (``sent``: every case in the request)."""
+        """Record ``cases`` as settled by ``exchange`` (``sent``: every case in the request;
+        ``own``: what the refusal says of this case, when it names several)."""
         ids = tuple(c.id for c in (sent or cases))
         together = f" (sent with {len(ids) - 1} other cases)" if len(ids) > 1 else ""
         match exchange.outcome:
@@ -231,6 +244,7 @@ class Exploration:
                 f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, exchange,
                 outcome=outcome, detail=detail, dialect=dialect, cases=ids,
                 extra={"feature": case.feature, "valid": case.valid},
+                refusal=own or exchange.refusal,
             )  # fmt: skip
             self.settled[(case.id, dialect)] = self.ctx.record(cell)
 

@@ -76,7 +76,7 @@ def exchange_cell(cell_id: str, stage: Stage, case: str, exchange: Exchange, **f
         error_kind=error_kind,
         request=request_evidence(exchange),
         reply=reply_evidence(exchange),
-        refusal=exchange.refusal,
+        refusal=fields.pop("refusal", exchange.refusal),
         requests=exchange.attempts,
         latency_ms=round(exchange.latency_ms, 1),
         prompt_tokens=prompt,

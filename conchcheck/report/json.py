@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from conchcheck.core.refusals import Refusal, RefusalKind
+from conchcheck.core.refusals import Refusal, RefusalKind, Violation
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
 from conchcheck.plain import to_plain
@@ -208,6 +208,10 @@ def _refusal(data: dict[str, Any] | None) -> Refusal | None:
         data.get("keyword"),
         data.get("failed_generation"),
         data.get("should_retry"),
+        tuple(
+            Violation(v["tool_index"], v.get("keyword"), v.get("path"), v.get("message", ""))
+            for v in data.get("violations") or ()
+        ),
     )
 
 

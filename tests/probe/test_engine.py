@@ -287,3 +287,22 @@ def test_a_group_refused_without_naming_a_case_is_split_to_find_it() -> None:
     assert dialect["dialect/anthropic/type-list-null"].refusal_kind == "schema"
     verdict = result.verdict
     assert verdict is not None and verdict.dialect.dialect == "gemini"
+
+
+def test_a_refusal_naming_several_tools_settles_each_with_its_own_keyword() -> None:
+    # Gemini lists every violation, one a line (vector
+    # gemini-unknown-name-snake-case-additional-properties): one request settles them all.
+    result, _ = run(OpenAIEmulator(oracle(MATRIX), flavour="gemini-openai"))
+    permissive = [
+        c for c in result.cells if c.dialect == "permissive" and c.refusal_kind == "schema"
+        and len(c.cases) > 1
+    ]  # fmt: skip
+    assert len(permissive) > 5
+    assert len({c.cases for c in permissive}) == 1  # all named by the one grouped request
+    keywords = {c.case: c.refusal.keyword for c in permissive if c.refusal}
+    assert (keywords["const"], keywords["ref-defs"], keywords["schema-id"]) == (
+        "const",
+        "$ref",
+        "$schema",
+    )
+    assert result.stage_requests["dialect"] <= 12

@@ -91,9 +91,9 @@ def test_load_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     with pytest.raises(InputError) as caught:
         load_results(path)
     line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 909
+    assert line == 914
     assert str(caught.value) == (
-        f"{path}:909: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
+        f"{path}:914: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'unwanted_call', "
         "'cut_off', 'refused', 'error', 'skipped']."
     )
