@@ -176,12 +176,15 @@ def show_providers(providers: list[Provider]) -> None:
 
 
 class _Progress:
-    """A probe observer: a rich progress bar per stage on a terminal, plain lines elsewhere."""
+    """A probe observer: a rich progress bar per stage on a terminal, plain lines elsewhere.
+
+    Stages run at once (the probe is a graph), so each cell advances its own stage's bar.
+    """
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.bar: Progress | None = None
-        self.task: TaskID | None = None
+        self.tasks: dict[Stage, TaskID] = {}
         if not quiet and err.is_terminal:
             self.bar = Progress(
                 TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
@@ -192,13 +195,22 @@ class _Progress:
         if self.quiet:
             return
         if self.bar is not None:
-            self.task = self.bar.add_task(stage.value, total=total or None)
+            self._task(stage, total or None)
         else:
             err.print(f"{stage.value}: {total} cell{'s' * (total != 1)}", soft_wrap=True)
 
     def cell(self, cell: Cell) -> None:
-        if self.bar is not None and self.task is not None:
-            self.bar.advance(self.task)
+        if self.bar is not None:
+            self.bar.advance(self._task(cell.stage, None))
+
+    def _task(self, stage: Stage, total: int | None) -> TaskID:
+        assert self.bar is not None
+        if stage not in self.tasks:
+            # Follow-ups are known only as their prompts pass: their bar has no total.
+            self.tasks[stage] = self.bar.add_task(stage.value, total=total)
+        elif total is not None:
+            self.bar.update(self.tasks[stage], total=total)
+        return self.tasks[stage]
 
 
 @contextmanager

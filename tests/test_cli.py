@@ -191,3 +191,32 @@ def test_the_dialect_help_names_every_dialect() -> None:
     from conchcheck.core.dialects import Dialect
 
     assert sorted(FAMILIES.split(", ")) == sorted(d.value for d in Dialect)
+
+
+def test_progress_advances_each_stage_on_its_own_bar(monkeypatch) -> None:
+    # Stages run at once, so a cell advances its own stage's bar, not the last one started.
+    import io
+
+    from rich.console import Console
+
+    import conchcheck.console as console
+    from conchcheck.results import Cell, Outcome, Stage
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=80))
+    with console.progress(quiet=False) as observer:
+        observer.stage(Stage.DIALECT, 3)
+        observer.stage(Stage.WORDS, 2)
+        observer.cell(Cell("w", Stage.WORDS, "w", Outcome.PASS))
+        observer.cell(Cell("f", Stage.FOLLOW_UP, "f", Outcome.PASS))
+        observer.cell(Cell("d", Stage.DIALECT, "d", Outcome.ACCEPTED))
+    last = screen.getvalue().rsplit("\x1b[?25l", 1)[-1]
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", last)
+    lines = [" ".join(line.split()) for line in plain.splitlines() if line.strip()]
+    assert [(line.split()[0], line.split()[-2]) for line in lines[-3:]] == [
+        ("dialect", "1/3"),
+        ("words", "1/2"),
+        ("follow_up", "1/?"),
+    ]
