@@ -8,11 +8,13 @@ either side is compared with nothing: it is an error, never an agreement.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from conchcheck.core.matching import judge_answer
 from conchcheck.core.words import read_calls, tool_response
 from conchcheck.matrix import Prompt
+from conchcheck.probe.budget import StopProbe
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.judging import judge_native, unanswered
@@ -86,8 +88,6 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
         [ctx.send(native_request(ctx, prompt, dialect, stream=s)) for s in (False, True)]
     )
     if whole_x is None or streamed_x is None:
-        from conchcheck.probe.budget import StopProbe
-
         raise StopProbe(ctx.budget.stopped or "the budget is spent")
     whole = judge_native(cell_id, prompt, whole_x, tools, dialect)
     streamed = judge_native(cell_id, prompt, streamed_x, tools, dialect)
@@ -99,9 +99,8 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
     elif whole.label == streamed.label and _calls(whole) == _calls(streamed):
         outcome, detail = Outcome.PASS, f"Streamed and whole replies agree ({streamed.label})."
     else:
-        outcome = (
-            streamed.outcome if streamed.outcome is not Outcome.PASS else Outcome.WRONG_ARGUMENTS
-        )
+        # The two disagree: that is no pass, even when the streamed reply alone would be one.
+        outcome = streamed.outcome if streamed.outcome not in PASSING else Outcome.WRONG_ARGUMENTS
         detail = f"Streamed: {streamed.label}; whole: {whole.label}. {streamed.detail}"
     cell = exchange_cell(
         cell_id,
@@ -117,8 +116,6 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
         findings=streamed.findings,
         extra={**streamed.extra, "whole": whole.label, "whole_reply": whole.reply},
     )
-    import dataclasses
-
     return ctx.record(dataclasses.replace(cell, requests=whole.requests + streamed.requests))
 
 

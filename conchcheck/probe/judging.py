@@ -7,6 +7,7 @@ expectation. A refusal or a failed request is carried as it is: never a pass, ne
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -209,6 +210,4 @@ def _unique(values: Any) -> tuple[str, ...]:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False)
