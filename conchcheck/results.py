@@ -16,6 +16,7 @@ from conchcheck.core.refusals import Refusal
 from conchcheck.wire.chat import Finding as Finding
 from conchcheck.wire.chat import Finish as Finish
 from conchcheck.wire.chat import ToolCall as ToolCall
+from conchcheck.wire.exchange import WireErrorKind as WireErrorKind
 
 if TYPE_CHECKING:
     from conchcheck.wire.catalogue import ModelInfo
@@ -47,6 +48,16 @@ class Outcome(str, Enum):
     REFUSED = "refused"
     ERROR = "error"
     SKIPPED = "skipped"
+
+
+class CellMode(str, Enum):
+    """How a prompt cell passed its tools, or which follow-up a follow-up cell is."""
+
+    NATIVE = "native"
+    WORDS = "words"
+    ROUND_TRIP_NATIVE = "round_trip/native"
+    ROUND_TRIP_WORDS = "round_trip/words"
+    STREAMING = "streaming"
 
 
 PASSING = frozenset({Outcome.PASS, Outcome.PASS_AFTER_REPAIR, Outcome.ACCEPTED})
@@ -126,11 +137,11 @@ class Cell:
     detail: str = ""
     """One sentence: why this outcome."""
     dialect: str | None = None
-    mode: str | None = None
+    mode: CellMode | None = None
     """``native`` or ``words`` for prompt cells; the follow-up's check for follow-ups."""
     attempt: int = 1
-    error_kind: str | None = None
-    """Why the request failed (a ``WireErrorKind`` value, or ``catalogue``)."""
+    error_kind: WireErrorKind | None = None
+    """Why the request failed."""
     repairs: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     request: RequestEvidence | None = None
@@ -158,7 +169,7 @@ class Cell:
         if self.outcome is Outcome.REFUSED:
             return f"refused:{self.refusal_kind or 'other'}"
         if self.outcome is Outcome.ERROR:
-            return f"error:{self.error_kind or 'other'}"
+            return f"error:{self.error_kind.value if self.error_kind else 'other'}"
         return str(self.outcome.value)
 
 

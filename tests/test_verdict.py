@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conchcheck.core.refusals import Refusal, RefusalKind
-from conchcheck.results import Cell, Mode, Outcome, Rates, Stage
+from conchcheck.results import Cell, CellMode, Mode, Outcome, Rates, Stage, WireErrorKind
 from conchcheck.verdict import chain_for, decide, decide_dialect, decide_mode
 
 
@@ -33,7 +33,7 @@ def prompt_cell(
         Stage(mode),
         f"p{n}",
         outcome,
-        mode=mode,
+        mode=CellMode(mode),
         refusal=Refusal(RefusalKind(kind), 400, "refused") if kind else None,
         repairs=repairs,
         extra={"native_calls": calls},
@@ -274,6 +274,7 @@ def test_declared_tools_not_observed(cells: list[Cell], finding: str) -> None:
 def test_cell_labels() -> None:
     assert prompt_cell("native", 1, Outcome.REFUSED, kind="schema").label == "refused:schema"
     assert (
-        Cell("x", Stage.NATIVE, "x", Outcome.ERROR, error_kind="timeout").label == "error:timeout"
+        Cell("x", Stage.NATIVE, "x", Outcome.ERROR, error_kind=WireErrorKind.TIMEOUT).label
+        == "error:timeout"
     )
     assert prompt_cell("native", 1, Outcome.PASS).label == "pass"

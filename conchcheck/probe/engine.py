@@ -30,7 +30,7 @@ from conchcheck.verdict import decide, decide_dialect
 from conchcheck.wire import adapter_for
 from conchcheck.wire.catalogue import Catalogues
 from conchcheck.wire.chat import ChatRequest, Message, Role
-from conchcheck.wire.exchange import Failed, Refused, Replied
+from conchcheck.wire.exchange import Failed, Refused, Replied, WireErrorKind
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import Target
 from conchcheck.wire.transport import Transport, Wire
@@ -210,7 +210,7 @@ class Probe:
                 "catalogue", Stage.CATALOGUE, "catalogue",
                 Outcome.ERROR if info.error else Outcome.PASS,
                 info.error or info.evidence or "nothing declared",
-                error_kind="catalogue" if info.error else None,
+                error_kind=WireErrorKind.CATALOGUE if info.error else None,
                 request=_looked_up(info.source),
                 extra={"listed": info.listed, "tools": info.tools,
                        "context_window": info.context_window},

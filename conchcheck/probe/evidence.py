@@ -68,7 +68,7 @@ def tokens(exchange: Exchange) -> tuple[int | None, int | None]:
 def exchange_cell(cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any) -> Cell:
     """A cell carrying an exchange's evidence; the outcome and detail are in ``fields``."""
     prompt, completion = tokens(exchange)
-    error_kind = exchange.error.kind.value if exchange.error is not None else None
+    error_kind = exchange.error.kind if exchange.error is not None else None
     return Cell(
         cell_id,
         stage,

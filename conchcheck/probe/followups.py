@@ -19,7 +19,7 @@ from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.judging import judge_native, unanswered
 from conchcheck.probe.prompts import in_dialect, listed, messages, native_request, offered, request
-from conchcheck.results import PASSING, Cell, Outcome, Stage
+from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
 from conchcheck.wire.chat import Message, Role
 from conchcheck.wire.exchange import Replied
 
@@ -27,16 +27,17 @@ from conchcheck.wire.exchange import Replied
 async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     """Send the tool's result back after ``source``; None when there is nothing to answer."""
     follow = prompt.follow_up
-    mode = source.mode or "native"
+    native = source.mode is not CellMode.WORDS
     if follow is None or source.outcome not in PASSING or not source.calls:
         return None
-    cell_id = f"follow_up/round_trip/{mode}/{prompt.id}"
+    check = CellMode.ROUND_TRIP_NATIVE if native else CellMode.ROUND_TRIP_WORDS
+    cell_id = f"follow_up/{check.value}/{prompt.id}"
     prior = ctx.reuse(cell_id)
     if prior is not None:
         return prior
     tools = offered(ctx, prompt)
     said = (source.reply.text if source.reply is not None else None) or ""
-    if mode == "native":
+    if native:
         dialect = source.dialect or ctx.target.dialect.value
         turns = (
             *messages(prompt),
@@ -56,11 +57,11 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
         )
         sent = request(ctx, turns)
     exchange = await ctx.send(sent)
-    fields: dict[str, Any] = {"mode": f"round_trip/{mode}"}
+    fields: dict[str, Any] = {"mode": check}
     if not isinstance(exchange.outcome, Replied):
         return ctx.record(unanswered(cell_id, Stage.FOLLOW_UP, prompt.id, exchange, **fields))
     text = exchange.outcome.reply.text
-    if mode == "words":
+    if not native:
         text = read_calls(text, tools).text
     miss = judge_answer(text, follow.answer)
     outcome, detail = (
@@ -109,7 +110,7 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
         streamed_x,
         outcome=outcome,
         detail=detail,
-        mode="streaming",
+        mode=CellMode.STREAMING,
         dialect=dialect,
         repairs=streamed.repairs,
         reading=streamed.reading,

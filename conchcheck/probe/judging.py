@@ -19,7 +19,7 @@ from conchcheck.core.tools import Tool
 from conchcheck.core.words import read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
-from conchcheck.results import CallReading, Cell, Outcome, ReadCall, Stage
+from conchcheck.results import CallReading, Cell, CellMode, Outcome, ReadCall, Stage
 from conchcheck.wire.chat import Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
@@ -85,7 +85,7 @@ def judge_native(
     attempt: int = 1,
 ) -> Cell:
     """A native prompt's cell: the provider's calls read and judged."""
-    common: dict[str, Any] = {"mode": "native", "attempt": attempt, "dialect": dialect}
+    common: dict[str, Any] = {"mode": CellMode.NATIVE, "attempt": attempt, "dialect": dialect}
     if not isinstance(exchange.outcome, Replied):
         return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, **common)
     reply = exchange.outcome.reply
@@ -125,7 +125,7 @@ def judge_words(
     attempt: int = 1,
 ) -> Cell:
     """A words prompt's cell: the calls written in the reply's text read and judged."""
-    common: dict[str, Any] = {"mode": "words", "attempt": attempt}
+    common: dict[str, Any] = {"mode": CellMode.WORDS, "attempt": attempt}
     if not isinstance(exchange.outcome, Replied):
         return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, **common)
     reply = exchange.outcome.reply

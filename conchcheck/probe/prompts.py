@@ -15,7 +15,7 @@ from conchcheck.core.words import ListLevel, ToolList, render_tools
 from conchcheck.matrix import Prompt
 from conchcheck.probe.context import Context
 from conchcheck.probe.judging import judge_native, judge_words
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, CellMode, Outcome, Stage
 from conchcheck.wire.chat import ChatRequest, Message, Role
 
 
@@ -93,7 +93,7 @@ async def words_prompt(ctx: Context, prompt: Prompt, attempt: int) -> Cell:
     text = listed(ctx, tools)
     if text.level is ListLevel.NONE:
         skipped = Cell(
-            cell_id, Stage.WORDS, prompt.id, Outcome.SKIPPED, text.note, mode="words",
+            cell_id, Stage.WORDS, prompt.id, Outcome.SKIPPED, text.note, mode=CellMode.WORDS,
             attempt=attempt,
         )  # fmt: skip
         return ctx.record(skipped)

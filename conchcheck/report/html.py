@@ -166,7 +166,8 @@ def _cells(cells: Sequence[Cell]) -> list[str]:
 
 def _facts(cell: Cell) -> str:
     facts = [f"case {cell.case}"]
-    facts += [f"{name} {value}" for name, value in (("dialect", cell.dialect), ("mode", cell.mode))
+    mode = cell.mode.value if cell.mode else None
+    facts += [f"{name} {value}" for name, value in (("dialect", cell.dialect), ("mode", mode))
               if value]  # fmt: skip
     facts.append(f"attempt {cell.attempt}")
     facts.append(f"{cell.requests} request" + ("" if cell.requests == 1 else "s"))

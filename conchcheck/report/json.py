@@ -21,6 +21,7 @@ from conchcheck.plain import to_plain
 from conchcheck.results import (
     CallReading,
     Cell,
+    CellMode,
     Finding,
     Finish,
     Outcome,
@@ -29,6 +30,7 @@ from conchcheck.results import (
     RequestEvidence,
     Stage,
     ToolCall,
+    WireErrorKind,
 )
 
 if TYPE_CHECKING:
@@ -113,9 +115,9 @@ def _cell(item: dict[str, Any]) -> Cell:
         outcome=Outcome(item["outcome"]),
         detail=item["detail"],
         dialect=item["dialect"],
-        mode=item["mode"],
+        mode=CellMode(item["mode"]) if item["mode"] else None,
         attempt=item["attempt"],
-        error_kind=item["error_kind"],
+        error_kind=WireErrorKind(item["error_kind"]) if item["error_kind"] else None,
         repairs=tuple(item["repairs"]),
         findings=_findings(item["findings"]),
         request=_request(item["request"]),

@@ -93,7 +93,7 @@ def _case(suite: ET.Element, cell: Cell, judgement: Judgement) -> None:
         failure.text = _clean(cell.detail) or None
     elif judgement is Judgement.ERROR:
         error = ET.SubElement(case, "error", {"message": _clean(cell.label)})
-        error.set("type", _clean(cell.error_kind or "other"))
+        error.set("type", cell.error_kind.value if cell.error_kind else "other")
         error.text = _clean(cell.detail) or None
     elif judgement is Judgement.SKIPPED:
         ET.SubElement(case, "skipped", {"message": _clean(cell.detail or cell.label)})
@@ -109,8 +109,10 @@ def _detail(cell: Cell) -> str:
     elif cell.stage is Stage.DIALECT and cell.refusal_kind == "schema":
         lines.append("note: passes when the chosen dialect carried this case")
     lines.append(f"case: {cell.case}")
-    for name in ("dialect", "mode"):
-        value = getattr(cell, name)
+    for name, value in (
+        ("dialect", cell.dialect),
+        ("mode", cell.mode.value if cell.mode else None),
+    ):
         if value:
             lines.append(f"{name}: {value}")
     if cell.attempt != 1:

@@ -276,7 +276,7 @@ def _follow_ups(result: ProbeResult) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Follow-ups")]
     if not cells:
         return [*blocks, Para(("No follow-ups ran.",))]
-    rows = tuple((c.mode or c.case, c.case, c.label, c.detail) for c in cells)
+    rows = tuple((c.mode.value if c.mode else c.case, c.case, c.label, c.detail) for c in cells)
     return [*blocks, Table(("check", "prompt", "outcome", "detail"), rows)]
 
 

@@ -21,6 +21,8 @@ class WireErrorKind(str, Enum):
     BAD_SHAPE = "bad_shape"
     REDIRECT = "redirect"
     INSECURE = "insecure"
+    CATALOGUE = "catalogue"
+    """A catalogue look-up got no usable answer (it says why in words)."""
     BUDGET = "budget"
     """Not sent: the probe's budget was spent."""
 

@@ -13,6 +13,7 @@ from conchcheck.report import RunInfo
 from conchcheck.results import (
     CallReading,
     Cell,
+    CellMode,
     Finding,
     Finish,
     Outcome,
@@ -22,6 +23,7 @@ from conchcheck.results import (
     RequestEvidence,
     Stage,
     ToolCall,
+    WireErrorKind,
 )
 from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
@@ -97,7 +99,7 @@ def _prompt(stage: Stage, case: str, attempt: int, outcome: Outcome, detail: str
     calls = kw.pop("calls", [])
     mode = stage.value
     fields: dict[str, Any] = {
-        "mode": mode,
+        "mode": CellMode(mode),
         "attempt": attempt,
         "request": _request({"model": MODEL, "messages": [{"role": "user", "content": case}]}),
         "reply": _reply(kw.pop("text", ""), calls, kw.pop("finish", "stop")),
@@ -210,20 +212,20 @@ def cells() -> tuple[Cell, ...]:
         _prompt(W, "weather-enum", 2, Outcome.PASS, GOOD, calls=WEATHER),
         Cell(
             "follow_up/round_trip/native/remember", Stage.FOLLOW_UP, "remember", Outcome.PASS,
-            "The final answer used the tool's result.", mode="round_trip/native",
+            "The final answer used the tool's result.", mode=CellMode.ROUND_TRIP_NATIVE,
             request=_request({"model": MODEL}), reply=_reply("Noted: PELICAN-7."),
             latency_ms=640.0, prompt_tokens=220, completion_tokens=9,
         ),
         Cell(
             "follow_up/round_trip/words/remember", Stage.FOLLOW_UP, "remember",
             Outcome.WRONG_ARGUMENTS, 'The final answer doesn\'t contain "PELICAN-7".',
-            mode="round_trip/words", request=_request({"model": MODEL}),
+            mode=CellMode.ROUND_TRIP_WORDS, request=_request({"model": MODEL}),
             reply=_reply("I have remembered that."), latency_ms=700.0,
             prompt_tokens=240, completion_tokens=7,
         ),
         Cell(
             "follow_up/streaming/weather-enum", Stage.FOLLOW_UP, "weather-enum", Outcome.ERROR,
-            "No reply within 60 s.", mode="streaming", error_kind="timeout",
+            "No reply within 60 s.", mode=CellMode.STREAMING, error_kind=WireErrorKind.TIMEOUT,
             request=_request({"model": MODEL, "stream": True}), latency_ms=60000.0,
         ),
     )
