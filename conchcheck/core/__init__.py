@@ -1,6 +1,7 @@
 """The pure core: no I/O, no clock, no environment, no printing (ruff's banned-api enforces it).
 
 ``repair`` (read_json), ``arguments`` (read_arguments) and ``problems``, ``schemas`` (schema
-nodes), ``tools``, ``matching``, ``dialects`` (to_dialect), ``refusals`` (classify), ``words``
-(the list, the reader, the call forms).
+nodes), ``tools``, ``matching``, ``dialects`` (to_dialect) and ``roots`` (one object at the
+root), ``refusals`` (classify) and ``places`` (where a refusal points), ``words`` (the list,
+the reader, the call forms).
 """

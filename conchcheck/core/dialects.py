@@ -5,12 +5,29 @@ Pure and deterministic (DESIGN.md rule 4); comments name the refusal each rule a
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from conchcheck.core.schemas import resolve_ref
+from conchcheck.core.roots import (
+    ARRAY_WORDS,
+    is_null,
+    merge,
+    rebase,
+    sentences,
+    shape_root,
+)
+from conchcheck.core.roots import ROOT_WRAPPER as ROOT_WRAPPER
+from conchcheck.core.schemas import (
+    clone,
+    is_number,
+    json_text,
+    json_type,
+    resolve_ref,
+    strings_of,
+    text_of,
+    unique,
+)
 from conchcheck.errors import UnknownDialectError
 
 
@@ -23,7 +40,6 @@ class Dialect(str, Enum):
     STRICT = "strict"
 
 
-ROOT_WRAPPER = "value"
 # The OpenAPI Schema fields Gemini's functionDeclarations[].parameters takes (S01–S16), in the
 # order gemini/strict nodes list them; property order always follows the input.
 _ORDER: tuple[str, ...] = ("anyOf", "type", "nullable", "description", "enum", "properties")
@@ -45,17 +61,8 @@ _BOUNDS = {
     "number": ("minimum", "maximum"),
 }
 _OBJECT_WORDS = ("properties", "required", "additionalProperties", "patternProperties")
-_ARRAY_WORDS = ("items", "prefixItems", "minItems", "maxItems")
 _NUMBER_WORDS = ("minimum", "maximum")
 _CHILD_WORDS = ("$ref", "allOf", "anyOf", "oneOf", "properties", "items", "prefixItems")
-_NOT_OBJECT_WORDS = ("anyOf", "oneOf", "pattern", "minLength", "maxLength", "minimum", "maximum")
-_HOISTED = ("$schema", "$id", "$defs", "definitions")
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_SLOTS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems", "items", "not")
-_SCHEMA_SLOTS += ("additionalItems", "additionalProperties", "unevaluatedItems", "contains")
-_SCHEMA_SLOTS += ("unevaluatedProperties", "propertyNames", "if", "then", "else", "contentSchema")
-_LOWER = ("minimum", "minLength", "minItems", "minProperties")  # allOf keeps the larger
-_UPPER = ("maximum", "maxLength", "maxItems", "maxProperties")  # allOf keeps the smaller
 _RECURSIVE = "Recursive; deeper levels omitted."
 _TOO_DEEP = "Nested too deep; deeper levels omitted."
 _TOO_LARGE = "Schema too large; deeper levels omitted."
@@ -81,12 +88,12 @@ def to_dialect(schema: Mapping[str, Any], family: str | Dialect) -> dict[str, An
     """
     dialect = _dialect(family)
     if dialect is Dialect.PERMISSIVE:
-        copied: dict[str, Any] = _clone(schema)
+        copied: dict[str, Any] = clone(schema)
         return copied
     converter = _Converter(schema, dialect)
-    root, wrapped, refs = _shape_root(schema, converter)
+    root, wrapped, refs = shape_root(schema, converter)
     if dialect is Dialect.ANTHROPIC:
-        shaped: dict[str, Any] = _rebase(root) if wrapped else _clone(root)
+        shaped: dict[str, Any] = rebase(root) if wrapped else clone(root)
         return shaped
     return converter.convert(root, refs, 0)
 
@@ -104,7 +111,7 @@ def unwrap_arguments(
         return arguments
     if dialect is Dialect.PERMISSIVE:
         return arguments
-    _, wrapped, _ = _shape_root(schema, _Converter(schema, dialect))
+    _, wrapped, _ = shape_root(schema, _Converter(schema, dialect))
     return arguments[ROOT_WRAPPER] if wrapped else arguments
 
 
@@ -153,7 +160,7 @@ class _Converter:
         for branch in all_of if isinstance(all_of, _LIST) else ():
             flat, refs = self.flatten(branch, refs, hops + 1)
             parts.append(flat)
-        return _merge(parts), refs
+        return merge(parts), refs
 
     def stub(self, node: Mapping[str, Any], note: str) -> dict[str, Any]:
         """A typed leaf standing for a node that is not expanded further."""
@@ -161,8 +168,8 @@ class _Converter:
         target = _as_schema(resolve_ref(self.root, ref) if isinstance(ref, str) else None)
         basis = node if "type" in node or not target else target
         kind = _infer_type(basis, self.gemini)
-        description = _text(node.get("description")) or _text(target.get("description"))
-        out: dict[str, Any] = {"type": kind, "description": _sentences(description, [note])}
+        description = text_of(node.get("description")) or text_of(target.get("description"))
+        out: dict[str, Any] = {"type": kind, "description": sentences(description, [note])}
         if kind == "array":
             out["items"] = {"type": "string"}
         return out
@@ -178,9 +185,9 @@ class _Converter:
         rest = {k: v for k, v in flat.items() if k not in ("anyOf", "oneOf")}
         if isinstance(branches, _LIST):
             flats = [self.flatten(branch, refs, 0) for branch in branches if branch is not False]
-            null = any(_is_null(branch) for branch, _ in flats)
+            null = any(is_null(branch) for branch, _ in flats)
             # Siblings go into each branch: A and (B or C) = (A and B) or (A and C).
-            options = [(_merge([rest, b]), b_refs) for b, b_refs in flats if not _is_null(b)]
+            options = [(merge([rest, b]), b_refs) for b, b_refs in flats if not is_null(b)]
             nulls = ["null"] if null else []
             if not options:
                 return self.single(rest, refs, depth, nulls)
@@ -199,7 +206,7 @@ class _Converter:
         if not isinstance(declared, _LIST):
             return self.single(rest, refs, depth, [])
         # Gemini refuses a "null" type (S09) and llama.cpp's Hermes template refuses type lists.
-        names = _unique(name for name in declared if name in _TYPES)
+        names = unique(name for name in declared if name in _TYPES)
         nulls = ["null"] if "null" in declared else []
         if self.gemini and len(names) > 1 and "enum" not in flat and "const" not in flat:
             return {"anyOf": [self.single({**rest, "type": t}, refs, depth, nulls) for t in names]}
@@ -216,12 +223,14 @@ class _Converter:
         values = [flat["const"]] if "const" in flat else flat.get("enum")
         if isinstance(values, _LIST) and self.gemini:
             # Gemini takes only string enums; the argument reader turns "1" back into 1.
-            texts = _unique(v if isinstance(v, str) else _json(v) for v in values if v is not None)
+            texts = unique(
+                v if isinstance(v, str) else json_text(v) for v in values if v is not None
+            )
             null = null or None in values
             if texts:
                 out["enum"] = texts
         elif isinstance(values, _LIST) and values:
-            out["enum"] = _clone(values)
+            out["enum"] = clone(values)
         notes: list[str] = []
         if kind == "object":
             props = flat.get("properties")
@@ -234,7 +243,7 @@ class _Converter:
                 out["properties"] = converted
             required = flat.get("required")
             # Gemini: "required[0]: property is not defined" (S11).
-            names = _unique(name for name in _strings(required) if name in converted)
+            names = unique(name for name in strings_of(required) if name in converted)
             if names:
                 out["required"] = names
         elif kind == "array":
@@ -253,7 +262,7 @@ class _Converter:
         for key in _BOUNDS.get(kind, ()) if self.gemini else ():
             if _bound_ok(key, flat.get(key)):
                 out[key] = flat[key]
-        description = _sentences(_text(flat.get("description")), notes + _notes(flat))
+        description = sentences(text_of(flat.get("description")), notes + _notes(flat))
         if description is not None:
             out["description"] = description
         return self.also(_ordered(out), others + (["null"] if null else []))
@@ -262,115 +271,13 @@ class _Converter:
         """Record the other accepted types: `nullable` for gemini, words for strict."""
         if self.gemini:
             return _nullable(node) if "null" in others else node
-        others = _unique(other for other in others if other != node.get("type"))
+        others = unique(other for other in others if other != node.get("type"))
         if not others:
             return node
         note = f"Also accepts: {', '.join(others)}."
-        return _ordered({**node, "description": _sentences(_text(node.get("description")), [note])})
-
-
-def _shape_root(
-    schema: Mapping[str, Any], converter: _Converter
-) -> tuple[dict[str, Any], bool, tuple[str, ...]]:
-    """One object at the root: (raw root, whether it was wrapped, refs expanded on the way)."""
-    flat, refs = converter.flatten(schema, (), 0)
-    while True:
-        branches = flat.get("anyOf", flat.get("oneOf"))
-        rest = {k: v for k, v in flat.items() if k not in ("anyOf", "oneOf")}
-        if not isinstance(branches, _LIST) or not _is_object(rest):
-            break  # Anthropic: "input_schema.type: Field required" (S21), so _as_object.
-        # Anthropic: "input_schema does not support oneOf, allOf, or anyOf at the top level" (S20).
-        flats = [converter.flatten(branch, refs, 0) for branch in branches if branch is not False]
-        options = [(branch, b_refs) for branch, b_refs in flats if not _is_null(branch)]
-        if len(options) == 1 and _is_object(options[0][0]):
-            # The branch's own anyOf may come up with it: go round again.
-            flat, refs = _merge([rest, options[0][0]]), options[0][1]
-            continue
-        if options and all(_is_object(option) for option, _ in options):
-            return _as_object(_union(rest, [option for option, _ in options])), False, refs
-        break
-    if not isinstance(branches, _LIST) and _is_object(rest):
-        return _as_object(rest), False, refs
-    # Vertex: "parameters schema should be of type OBJECT" (S16); OpenAI (S27), Bedrock (S30).
-    inner = {k: v for k, v in schema.items() if k not in (*_HOISTED, "description")}
-    described = {k: schema[k] for k in ("description",) if k in schema}
-    hoisted = {k: schema[k] for k in _HOISTED if k in schema}
-    properties = {"properties": {ROOT_WRAPPER: inner}, "required": [ROOT_WRAPPER]}
-    return {"type": "object", **described, **properties, **hoisted}, True, ()
-
-
-def _union(rest: Mapping[str, Any], options: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Merge object alternatives: properties united, required only where every branch says so."""
-    own = rest.get("properties")
-    props: dict[str, list[Any]] = {}
-    requires = [_unique(_strings(option.get("required"))) for option in options]
-    listed = []
-    for i, (option, required) in enumerate(zip(options, requires, strict=True), 1):
-        option_props = option.get("properties")
-        option_props = option_props if isinstance(option_props, Mapping) else {}
-        for name, sub in option_props.items():
-            seen = props.setdefault(name, [])
-            seen += [] if sub in seen else [sub]
-        listed.append(
-            f"({i}) {', '.join(_unique([*map(str, option_props), *required])) or 'no fields'}"
+        return _ordered(
+            {**node, "description": sentences(text_of(node.get("description")), [note])}
         )
-    note = f"Fill in one of these alternatives: {'; '.join(listed)}."
-    out = {**rest, "description": _sentences(_text(rest.get("description")), [note])}
-    out["properties"] = dict(own) if isinstance(own, Mapping) else {}
-    for name, seen in props.items():
-        out["properties"].setdefault(name, seen[0] if len(seen) == 1 else {"anyOf": seen})
-    common = [name for name in requires[0] if all(name in names for names in requires[1:])]
-    required = _unique([*_strings(rest.get("required")), *common])
-    return {**out, "required": required} if required else out
-
-
-def _merge(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """allOf as one node: properties and required united, bounds tightened, else first wins."""
-    out = dict(parts[0])
-    for part in parts[1:]:
-        for key, value in part.items():
-            old = out.setdefault(key, value)
-            if old is value:
-                continue
-            if key == "properties" and isinstance(old, Mapping) and isinstance(value, Mapping):
-                joined = dict(old)
-                for name, sub in value.items():
-                    now = joined.setdefault(name, sub)
-                    if now != sub:
-                        joined[name] = {"allOf": [now, sub]}
-                out[key] = joined
-            elif key == "required" and isinstance(old, _LIST) and isinstance(value, _LIST):
-                out[key] = _unique([*_strings(old), *_strings(value)])
-            elif key == "items" and isinstance(old, _SCHEMA) and isinstance(value, _SCHEMA):
-                out[key] = {"allOf": [old, value]}
-            elif key in _LOWER and _is_number(old) and _is_number(value):
-                out[key] = max(old, value)
-            elif key in _UPPER and _is_number(old) and _is_number(value):
-                out[key] = min(old, value)
-    return out
-
-
-def _rebase(node: Any) -> Any:
-    """Copy a wrapped root, pointing its local refs at the root's new place under ROOT_WRAPPER."""
-    if not isinstance(node, Mapping):
-        return _clone(node)
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith("#"):
-            from urllib.parse import unquote
-
-            head = unquote(value[1:]).split("/")[1:2]
-            keep = value[1:] and (
-                not value.startswith("#/") or head in (["$defs"], ["definitions"])
-            )
-            out[key] = value if keep else f"#/properties/{ROOT_WRAPPER}{value[1:]}"
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {name: _rebase(sub) for name, sub in value.items()}
-        elif key in _SCHEMA_SLOTS and isinstance(value, _LIST):
-            out[key] = [_rebase(sub) for sub in value]
-        else:
-            out[key] = _rebase(value) if key in _SCHEMA_SLOTS else _clone(value)
-    return out
 
 
 def _infer_type(flat: Mapping[str, Any], gemini: bool) -> str:
@@ -383,10 +290,10 @@ def _infer_type(flat: Mapping[str, Any], gemini: bool) -> str:
     if known:
         return str(known[0])
     if isinstance(values, _LIST):
-        return next((_json_type(v) for v in values if v is not None), "string")
+        return next((json_type(v) for v in values if v is not None), "string")
     for words, kind in (
         (_OBJECT_WORDS, "object"),
-        (_ARRAY_WORDS, "array"),
+        (ARRAY_WORDS, "array"),
         (_NUMBER_WORDS, "number"),
     ):
         if any(word in flat for word in words):
@@ -394,17 +301,13 @@ def _infer_type(flat: Mapping[str, Any], gemini: bool) -> str:
     return "string"
 
 
-def _json_type(value: Any) -> str:
-    kinds: tuple[tuple[Any, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"))
-    kinds += ((Mapping, "object"), (_LIST, "array"))
-    return next((name for kind, name in kinds if isinstance(value, kind)), "string")
-
-
 def _notes(flat: Mapping[str, Any]) -> list[str]:
     """Format, default and examples as words: Gemini refuses `default` (S06) and most formats."""
     fmt = flat.get("format")
-    notes = [f"Format: {fmt if isinstance(fmt, str) else _json(fmt)}."] if fmt is not None else []
-    notes += [f"Default: {_json(flat['default'])}."] if "default" in flat else []
+    notes = (
+        [f"Format: {fmt if isinstance(fmt, str) else json_text(fmt)}."] if fmt is not None else []
+    )
+    notes += [f"Default: {json_text(flat['default'])}."] if "default" in flat else []
     examples = flat.get("examples")
     samples = (
         list(examples) if isinstance(examples, _LIST) else [examples] if "examples" in flat else []
@@ -412,43 +315,8 @@ def _notes(flat: Mapping[str, Any]) -> list[str]:
     samples += [flat["example"]] if "example" in flat else []  # OpenAPI's singular form
     if samples:
         label = "Example" if len(samples) == 1 else "Examples"
-        notes.append(f"{label}: {', '.join(_json(sample) for sample in samples)}.")
+        notes.append(f"{label}: {', '.join(json_text(sample) for sample in samples)}.")
     return notes
-
-
-def _sentences(base: str | None, notes: Iterable[str]) -> str | None:
-    """`base` followed by each note not already at its end, as sentences."""
-    text = base
-    for note in notes:
-        stem = (text or "").strip()
-        if stem.endswith(note):
-            continue
-        stem += "." if stem and stem[-1] not in ".!?" else ""
-        text = f"{stem} {note}" if stem else note
-    return text
-
-
-def _is_object(flat: Mapping[str, Any]) -> bool:
-    declared = flat.get("type")
-    if "enum" in flat or "const" in flat:
-        return False  # Gemini would type the root as a string enum
-    if isinstance(declared, _LIST):
-        return [t for t in declared if t != "null"] == ["object"]
-    if declared is not None:
-        return bool(declared == "object")
-    return not any(word in flat for word in (*_NOT_OBJECT_WORDS, *_ARRAY_WORDS))
-
-
-def _as_object(flat: Mapping[str, Any]) -> dict[str, Any]:
-    return {**flat, "type": "object"} if "type" in flat else {"type": "object", **flat}
-
-
-def _is_null(flat: Mapping[str, Any]) -> bool:
-    declared, values = flat.get("type"), flat.get("enum")
-    if "const" in flat:
-        values = [flat["const"]]
-    names = list(declared) if isinstance(declared, _LIST) else [declared]
-    return names == ["null"] or (isinstance(values, _LIST) and list(values) == [None])
 
 
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
@@ -468,31 +336,4 @@ def _as_schema(node: Any) -> Mapping[str, Any]:
 def _bound_ok(key: str, value: Any) -> bool:
     if key == "pattern":
         return isinstance(value, str)
-    return _is_number(value) and (key in _NUMBER_WORDS or (isinstance(value, int) and value >= 0))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, _LIST) else []
-
-
-def _unique(values: Iterable[Any]) -> list[Any]:
-    return list(dict.fromkeys(values))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(_clone(value), ensure_ascii=False, default=str)
-
-
-def _clone(value: Any) -> Any:
-    """A deep copy as plain dicts and lists (works on frozen mappings and tuples too)."""
-    if isinstance(value, Mapping):
-        return {key: _clone(sub) for key, sub in value.items()}
-    return [_clone(sub) for sub in value] if isinstance(value, _LIST) else value
+    return is_number(value) and (key in _NUMBER_WORDS or (isinstance(value, int) and value >= 0))

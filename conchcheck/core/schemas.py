@@ -1,9 +1,11 @@
-"""Reading a JSON Schema node: local references, nullable pairs, and the types it allows."""
+"""Reading a JSON Schema node: local references, nullable pairs, the types it allows, and the
+plain values inside it (text, lists of text, numbers, deep copies)."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -84,3 +86,47 @@ def types_of(node: Mapping[str, Any]) -> list[str]:
     if "items" in node:
         return ["array"]
     return []
+
+
+# -- plain values inside a schema: text, lists of text, numbers, copies ---------------------
+
+_LIST = (list, tuple)  # JSON arrays; tuples too, for schemas built in Python
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a plain value (``true`` is boolean, not integer)."""
+    kinds: tuple[tuple[Any, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"))
+    kinds += ((Mapping, "object"), (_LIST, "array"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "string")
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a number (a boolean is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` when it is text, else None."""
+    return value if isinstance(value, str) else None
+
+
+def strings_of(value: Any) -> list[str]:
+    """The text items of a list, or nothing when ``value`` is no list."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, _LIST) else []
+
+
+def unique(values: Iterable[Any]) -> list[Any]:
+    """``values`` without repeats, first seen first."""
+    return list(dict.fromkeys(values))
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text, for words in a description."""
+    return json.dumps(clone(value), ensure_ascii=False, default=str)
+
+
+def clone(value: Any) -> Any:
+    """A deep copy as plain dicts and lists (works on frozen mappings and tuples too)."""
+    if isinstance(value, Mapping):
+        return {key: clone(sub) for key, sub in value.items()}
+    return [clone(sub) for sub in value] if isinstance(value, _LIST) else value
