@@ -107,7 +107,7 @@ class Probe:
             prompt = prompts[prompt_index]
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.WORDS
             cell = await self.timed(Stage.WORDS, urgency, words_prompt(ctx, prompt, attempt))
-            if attempt == 1:
+            if attempt == 1 and prompt.follow_up is not None:
                 await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
 
         await ctx.together(
@@ -129,7 +129,7 @@ class Probe:
             work = native_prompt(ctx, prompt, dialect, attempt)
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.NATIVE
             cell = await self.timed(Stage.NATIVE, urgency, work)
-            if attempt == 1:
+            if attempt == 1 and prompt.follow_up is not None:
                 await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
 
         jobs: list[Awaitable[object]] = [
