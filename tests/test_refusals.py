@@ -620,3 +620,25 @@ def test_every_tool_a_refusal_names_is_kept(vector_id: str, violations: list[Any
     refusal = classify(found["status"], found["body"], found.get("headers"))
     assert [(v.tool_index, v.keyword) for v in refusal.violations] == violations
     assert all(v.message and str(v.tool_index) in v.message for v in refusal.violations)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "kind"),
+    [
+        # Outlines' NotImplementedError, as sglang PR #1776 quotes it: a schema its compiler
+        # cannot take (not a wire vector: sglang logs it and skips the schema).
+        (400, "Format email is not supported by Outlines", RefusalKind.SCHEMA),
+        # A day's limit named only by its short name (cc-switch#240 wording, TPD; RPD alike).
+        (
+            429,
+            "request reached organization RPD rate limit, current: 1001, limit: 1000",
+            RefusalKind.QUOTA,
+        ),
+        # A minute's limit stays a rate limit (R01, R03): only per-day words make it quota.
+        (429, "Rate limit reached on requests per minute (RPM): Limit 30", RefusalKind.RATE_LIMIT),
+        # Words that merely contain the short names are not per-day limits.
+        (429, "Rate limit reached: tpdx rpdy", RefusalKind.RATE_LIMIT),
+    ],
+)
+def test_sharper_kinds_on_bare_messages(status: int, message: str, kind: RefusalKind) -> None:
+    assert classify(status, message).kind is kind

@@ -91,7 +91,8 @@ _SCHEMA = re.compile(
     r"|conflict in schema definitions|for '\w{1,40}' type, propert|`strict` mode on function call"
     r"|grammar error|failed to compile \w{1,40} grammar|unimplemented keys"
     r"|unknown name \"[^\"]{1,200}\" at '[^']{0,2000}(?:tools|function_declarations|parameters)"
-    r"|unable to generate parser for this template|schema (?:must|should|specified|didn't)",
+    r"|unable to generate parser for this template|schema (?:must|should|specified|didn't)"
+    r"|is not supported by (?:outlines|xgrammar|llguidance)",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
 # (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found
@@ -101,13 +102,17 @@ _TOOLS = re.compile(
     r"|the toolconfig\.toolchoice)|tools param requires --jinja|unsupported param: tool"
     r"|no endpoints found that support (?:tool use|the provided 'tool_choice')"
     r"|tool choice requires --enable-auto-tool-choice|cannot use tools with stream"
-    r"|error rendering prompt with jinja template"
+    r"|error rendering prompt with jinja template|'tools' is not supported with this model"
     r"|(?:function calling|tool use|tool calling|tools) (?:is|are) not supported|tool_use_failed",
 )
 _CONTEXT = re.compile(
     r"maximum context length|context_length_exceeded|prompt is too long|exceed_context_size"
     r"|exceeds? the available context size|input token count|exceeds the maximum number of tokens"
-    r"|exceeds model context window|request_too_large|request exceeds the maximum size",
+    r"|exceeds model context window|request_too_large|request exceeds the maximum size"
+    # Anthropic's "input length and `max_tokens` exceed context limit", llama.cpp's "context shift
+    # is disabled" (a 500), LM Studio's "Trying to keep the first N tokens when context the
+    # overflows" (vectors anthropic-input-and-max-tokens-exceed-context-limit, ...).
+    r"|exceeds? (?:the )?context limit|context shift is disabled|when context (?:the )?overflows",
 )
 # Gemini answers a bad key with 400 INVALID_ARGUMENT, not 401; its reason API_KEY_INVALID
 # says auth (vector gemini-api-key-invalid-400-is-auth; continuedev/continue#10290).
@@ -118,10 +123,13 @@ _AUTH = re.compile(
     r"|unregistered callers|does not have permission|permission denied|user not found",
 )
 # Groq's "Request too large ... on tokens per minute" asks more than a minute allows: waiting
-# cannot help (vector groq-413-request-too-large-for-tpm-is-quota).
+# cannot help (vector groq-413-request-too-large-for-tpm-is-quota). A per-day limit (Groq's TPD,
+# OpenRouter's free-models-per-day) is spent until tomorrow, not within a probe, whatever wait the
+# message names (vectors groq-429-tokens-per-day-is-quota, openrouter-429-free-models-per-day-...).
 _QUOTA = re.compile(
     r"insufficient_quota|exceeded your current quota|insufficient (?:credits|balance|funds)"
-    r"|requires more credits|can only afford|request too large for model",
+    r"|requires more credits|can only afford|request too large for model"
+    r"|\b(?:tokens|requests) per day\b|\b(?:tpd|rpd)\b|free-models-per-day",
 )
 _RATE = re.compile(
     r"\brate[ _-]?limit|too many requests|resource (?:has been )?exhausted|resource_exhausted"
@@ -191,10 +199,14 @@ def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -
 
 def _kind(status: int, text: str, env: _Envelope) -> RefusalKind:
     scan = f"{env.words}\n{text}".lower()
-    if _SCHEMA.search(scan) or (env.param or "").startswith("tools"):
+    if _SCHEMA.search(scan):
         return RefusalKind.SCHEMA
+    # OpenAI's reasoning models refuse the whole parameter with param "tools": that is a model
+    # taking no tools, not a bad schema (vector openai-unsupported-parameter-tools-is-tools).
     if _TOOLS.search(scan):
         return RefusalKind.TOOLS
+    if (env.param or "").startswith("tools"):
+        return RefusalKind.SCHEMA
     if _CONTEXT.search(scan):
         return RefusalKind.CONTEXT_LENGTH
     if _AUTH.search(scan):
