@@ -533,10 +533,37 @@ TYPING_CASES = [
         ],
         id="qwen-xml-whole-arguments-as-json-in-one-parameter",
     ),
+    # Python's literals where the schema wants that type (issue 9, section 2); a string
+    # field keeps them, and "null", as text; a field the schema doesn't type stays text.
     pytest.param(
         qwen(("city", "Oslo"), ("hourly", "True")),
-        [(XML, "forecast", {"city": "Oslo", "hourly": "True"}, [], [], False)],
-        id="qwen-xml-python-true-is-not-a-boolean",
+        [(XML, "forecast", {"city": "Oslo", "hourly": True}, [], ["hourly"], True)],
+        id="qwen-xml-python-true-for-a-boolean",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("hourly", "False")),
+        [(XML, "forecast", {"city": "Oslo", "hourly": False}, [], ["hourly"], True)],
+        id="qwen-xml-python-false-for-a-boolean",
+    ),
+    pytest.param(
+        qwen(("city", "null")),
+        [(XML, "forecast", {"city": "null"}, [], [], True)],
+        id="qwen-xml-string-field-keeps-null-as-text",
+    ),
+    pytest.param(
+        qwen(("city", "True")),
+        [(XML, "forecast", {"city": "True"}, [], [], True)],
+        id="qwen-xml-string-field-keeps-true-as-text",
+    ),
+    pytest.param(
+        qwen(("city", "Oslo"), ("days", "None")),
+        [(XML, "forecast", {"city": "Oslo", "days": "None"}, [], [], False)],
+        id="qwen-xml-none-for-a-field-that-is-not-nullable-stays-text",
+    ),
+    pytest.param(
+        hermes({"city": "Oslo", "hourly": "True"}),
+        [("tool_call", "forecast", {"city": "Oslo", "hourly": "True"}, [], [], False)],
+        id="hermes-python-true-as-text-is-not-a-boolean",
     ),
     # Formats that carry types: text where the schema wants a type is the model's choice.
     pytest.param(
@@ -727,6 +754,136 @@ def test_typing_every_chunking_reads_the_same(reply: str, cuts: list[int]) -> No
     end = reader.close()
     whole = read_calls(reply, [FORECAST])
     assert (shown + end.text, typed_calls(end)) == (whole.text, typed_calls(whole))
+
+
+# -- exact values (issue 9, section 2) -------------------------------------------------------
+
+EDIT = {
+    "name": "edit",
+    "description": "Replace text in a file.",
+    "parameters": {
+        "type": "object",
+        "properties": {"old_string": {"type": "string"}, "new_string": {"type": "string"}},
+        "required": ["old_string"],
+    },
+}
+OPEN = {"name": "store", "description": "Store anything.", "parameters": {"type": "object"}}
+EXACT_TOOLS = [EDIT, OPEN]
+NOT_JSON = (
+    "which JSON cannot carry; write text in quotes, numbers as plain finite numbers, lists as [1, 2]. "
+    + HOW
+)
+
+# Qwen3-Coder writes each value as "<parameter=name>\n" VALUE "\n</parameter>" (its chat
+# template; vLLM's qwen3coder_tool_parser drops that one newline on each side). Only those
+# two newlines go: every other character is the value's text.
+EXACT_CASES = [
+    pytest.param(
+        "<tool_call>\n<function=edit>\n<parameter=old_string>\n  a\n\n</parameter>\n"
+        "</function>\n</tool_call>",
+        [("xml_parameters", "edit", {"old_string": "  a\n"}, None)],
+        id="qwen-xml-trailing-newline-kept",
+    ),
+    pytest.param(
+        "<function=edit>\n<parameter=old_string>\n\n\tx = 1\n</parameter>\n"
+        "<parameter=new_string>\n\tx = 2  \n</parameter>\n</function>",
+        [("xml_parameters", "edit", {"old_string": "\n\tx = 1", "new_string": "\tx = 2  "}, None)],
+        id="qwen-xml-leading-blank-line-and-spaces-kept",
+    ),
+    pytest.param(
+        "<function=edit>\n<parameter=old_string>\n<a></parameter> b\n</parameter>\n"
+        "<parameter=new_string>\nc\n</parameter>\n</function>",
+        [("xml_parameters", "edit", {"old_string": "<a></parameter> b", "new_string": "c"}, None)],
+        id="qwen-xml-closer-not-followed-by-a-parameter-is-text",
+    ),
+    pytest.param(
+        "[TOOL_CALLS]edit[ARGS]<parameter=old_string> a </parameter>",
+        [("mistral", "edit", {"old_string": " a "}, None)],
+        id="xml-value-without-newlines-kept-whole",
+    ),
+    # A marker inside a JSON string is text: only a closer outside every string ends a block.
+    pytest.param(
+        '<tool_call>{"name": "edit", "arguments": {"old_string": "Use <tool_call> … </tool_call> tags"}}</tool_call>',
+        [("tool_call", "edit", {"old_string": "Use <tool_call> … </tool_call> tags"}, None)],
+        id="hermes-markers-inside-a-json-string-are-text",
+    ),
+    pytest.param(
+        '<tool_call>{"name": "edit", "arguments": {"old_string": "q\\"</tool_call>\\\\", "new_string": "</function></parameter>"}}</tool_call>',
+        [("tool_call", "edit", {"old_string": 'q"</tool_call>\\', "new_string": "</function></parameter>"}, None)],
+        id="hermes-closer-after-an-escaped-quote-is-text",
+    ),
+    pytest.param(
+        "[store(a={1, 2})]",
+        [("pythonic", "store", None, f"The arguments of your call to store hold a set in a, {NOT_JSON}")],
+        id="pythonic-set-fails",
+    ),
+    pytest.param(
+        'store(b=b"x")',
+        [("pythonic", "store", None, f"The arguments of your call to store hold bytes in b, {NOT_JSON}")],
+        id="pythonic-bytes-fails",
+    ),
+    pytest.param(
+        "store(c=1j)",
+        [("pythonic", "store", None, f"The arguments of your call to store hold a complex number in c, {NOT_JSON}")],
+        id="pythonic-complex-fails",
+    ),
+    pytest.param(
+        "store(d=...)",
+        [("pythonic", "store", None, f"The arguments of your call to store hold an ellipsis (...) in d, {NOT_JSON}")],
+        id="pythonic-ellipsis-fails",
+    ),
+    pytest.param(
+        'store(e=float("inf"))',
+        [("pythonic", "store", None, f"The arguments of your call to store are not plain values. {HOW}")],
+        id="pythonic-float-call-fails",
+    ),
+    pytest.param(
+        "store(e=1e999)",
+        [("pythonic", "store", None, f"The arguments of your call to store hold the number inf in e, {NOT_JSON}")],
+        id="pythonic-overflowing-number-fails",
+    ),
+    pytest.param(
+        "store(f=[1, (2, 3)])",
+        [("pythonic", "store", None, f"The arguments of your call to store hold a tuple in f[1], {NOT_JSON}")],
+        id="pythonic-tuple-inside-a-list-fails",
+    ),
+    pytest.param(
+        "store(g={1: 'x'})",
+        [("pythonic", "store", None, f"The arguments of your call to store hold the key 1 in g, which is not text, {NOT_JSON}")],
+        id="pythonic-key-that-is-not-text-fails",
+    ),
+    pytest.param(
+        '<tool_call>{"name": "store", "arguments": {"x": NaN}}</tool_call>',
+        [("tool_call", None, None, f"Your tool call could not be read (NaN is not a number JSON can carry). {HOW}")],
+        id="json-nan-fails",
+    ),
+    pytest.param(
+        '<tool_call>{"name": "store", "arguments": {"x": 1e999}}</tool_call>',
+        [("tool_call", None, None, f"Your tool call could not be read (the number 1e999 is out of range). {HOW}")],
+        id="json-overflowing-number-fails",
+    ),
+]  # fmt: skip
+
+
+def exact_calls(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
+    return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
+
+
+@pytest.mark.parametrize(("reply", "calls"), EXACT_CASES)
+def test_values_keep_their_exact_text_and_fit_json(reply: str, calls: list[Any]) -> None:
+    reading = read_calls(reply, EXACT_TOOLS)
+    assert (reading.text, exact_calls(reading)) == ("", calls)
+    for call in reading.calls:
+        json.dumps(call.arguments, allow_nan=False)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize(("reply", "calls"), EXACT_CASES)
+def test_exact_values_streamed_in_small_chunks(reply: str, calls: list[Any], size: int) -> None:
+    reader = WordsReader(EXACT_TOOLS)
+    shown = "".join(reader.feed(reply[i : i + size]) for i in range(0, len(reply), size))
+    end = reader.close()
+    assert (shown + end.text, exact_calls(end)) == ("", calls)
 
 
 # -- the stream ----------------------------------------------------------------------------

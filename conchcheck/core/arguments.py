@@ -123,7 +123,7 @@ def read_arguments(
     # Only values exactly as the format gave them are text; an envelope or JSON string
     # unwrapped above means the arguments were written as JSON, which carries types.
     texts = _text_fields(raw) if untyped and value is raw else set()
-    walk = _Normaliser(schema)
+    walk = _Normaliser(schema, texts)
     value = walk.value(value, schema, "", 0)
     typed = _count(walk.changes, repairs, texts)
     problems, checked, waived = check(value, schema)
@@ -221,6 +221,8 @@ def _result(
 
 # -- normalising ------------------------------------------------------------------------------
 
+_BOOLEAN_TEXT = {False: ("true", "false"), True: ("true", "false", "True", "False")}
+"""Booleans read from text; a format without types may also write Python's literals."""
 _NUMBER_TEXT = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _REF_TEXT = re.compile(r"\s*\[?\s*(?:ref\s*[=:]\s*)?([A-Za-z]{0,3}\d+)\s*\]?\s*")
 
@@ -228,8 +230,10 @@ _REF_TEXT = re.compile(r"\s*\[?\s*(?:ref\s*[=:]\s*)?([A-Za-z]{0,3}\d+)\s*\]?\s*"
 class _Normaliser:
     """Walks a value beside its schema, building a normalised copy (the input is untouched)."""
 
-    def __init__(self, root: Mapping[str, Any]) -> None:
+    def __init__(self, root: Mapping[str, Any], texts: set[str] | None = None) -> None:
         self.root = root
+        self.texts = set(texts or ())
+        """Fields given as text by a format without types: Python's True/False read too."""
         self.changes: list[Change] = []
         self.dropped: list[str] = []
 
@@ -260,8 +264,9 @@ class _Normaliser:
                 if isinstance(number, float) and number.is_integer() and kind == "integer":
                     number = int(number)
                 return self.change(field, Normalisation.NUMBER_FROM_TEXT, value, number)
-        elif kind == "boolean" and value in ("true", "false"):
-            return self.change(field, Normalisation.BOOLEAN_FROM_TEXT, value, value == "true")
+        elif kind == "boolean" and value in _BOOLEAN_TEXT.get(field in self.texts, ()):
+            truth = value in ("true", "True")
+            return self.change(field, Normalisation.BOOLEAN_FROM_TEXT, value, truth)
         elif kind == "array":
             return self.array(value, node, field, depth)
         elif kind == "object":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -128,6 +129,14 @@ class Reader:
         if not isinstance(name, str) or not name:
             return self.failed(form, raw, "Your tool call has no tool name.")
         tool = self.tools.get(name)
+        unfit = _not_json(arguments, "") if tool is not None else None
+        if unfit is not None:
+            # Nothing JSON cannot hold leaves the reader (a set, bytes, 1j, ..., inf, NaN).
+            problem = (
+                f"The arguments of your call to {name} hold {unfit}, which JSON cannot carry;"
+                " write text in quotes, numbers as plain finite numbers, lists as [1, 2]."
+            )
+            return self.failed(form, raw, problem, name)
         if tool is None:
             offered = ", ".join(self.tools) or "none"
             return self.failed(
@@ -203,9 +212,9 @@ class Reader:
             name, inner = match.group(1).strip(), match.group(2)
             arguments: dict[str, str] = {}
             for param in _XML_PARAMETER.finditer(inner):
-                value = param.group(2)
-                # The format puts each value on lines of its own (vLLM qwen3coder_tool_parser).
-                arguments[param.group(1).strip()] = value.strip("\n")
+                # The format puts one newline after the opening tag and one before the closer
+                # (Qwen3-Coder's chat template); only those go, the rest is the value's text.
+                arguments[param.group(1).strip()] = _exact_value(param.group(2))
             calls.append(self.call(name, arguments, CallForm.XML_PARAMETERS, raw))
         if not calls:
             return [self.failed(CallForm.XML_PARAMETERS, raw, "Your tool call names no function.")]
@@ -318,6 +327,45 @@ def _looks_like_call(value: Any) -> bool:
     )
 
 
+def _exact_value(text: str) -> str:
+    text = text[1:] if text.startswith("\n") else text
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _not_json(value: Any, field: str) -> str | None:
+    """What in ``value`` JSON cannot hold, named with its field; None when all of it fits."""
+    where = f" in {field}" if field else ""
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"the number {value!r}{where}"
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if (inner := _not_json(item, f"{field}[{i}]")) is not None:
+                return inner
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"the key {key!r}{where}, which is not text"
+            if (inner := _not_json(item, f"{field}.{key}" if field else key)) is not None:
+                return inner
+        return None
+    if isinstance(value, (set, frozenset)):
+        kind = "a set"
+    elif isinstance(value, bytes):
+        kind = "bytes"
+    elif isinstance(value, tuple):
+        kind = "a tuple"
+    elif isinstance(value, complex):
+        kind = "a complex number"
+    elif value is Ellipsis:
+        kind = "an ellipsis (...)"
+    else:
+        kind = repr(value)
+    return f"{kind}{where}"
+
+
 def _as_form(call: WordsCall, form: CallForm) -> WordsCall:
     # Only the label changes: a Mistral [ARGS] body in <parameter=…> lines stays typed as read.
     return replace(call, form=form)
@@ -345,6 +393,11 @@ def _split_outside_strings(text: str, separator: str) -> list[str]:
 _CALL_START = re.compile(r"[\[\s]*\{\s*[\"']?(name|tool_call|tool_calls|type|function)\b")
 _PYTHONIC_START = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\(")
 _XML_FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|(?=<function=)|\Z)", re.S)
+# A ``</parameter>`` ends a value only when what follows (after optional whitespace) is the
+# next ``<parameter=``, the ``</function>`` or the end: Qwen3-Coder's chat template writes
+# exactly that sequence, so one anywhere else is the value's own text (code that edits XML).
 _XML_PARAMETER = re.compile(
-    r"<parameter=([^>\n]*)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.S
+    r"<parameter=([^>\n]*)>(.*?)"
+    r"(?:</parameter>(?=\s*(?:<parameter=|</function>|\Z))|(?=<parameter=)|(?=</function>)|\Z)",
+    re.S,
 )

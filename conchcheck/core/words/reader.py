@@ -106,6 +106,8 @@ class WordsReader:
         self._pending = ""  # short text whose meaning the next chunk decides
         self._held = _Held()
         self._header = ""  # a fence's info string or a function's name
+        self._inside = ""  # a <tool_call> body read so far whose JSON string is still open
+        self._quote = (False, False)  # (inside a JSON string, after a backslash) at its end
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -161,6 +163,13 @@ class WordsReader:
         if found is None:
             return None
         body, needle, after = found
+        if state == _State.TOOL_CALL:
+            # A marker inside a JSON string is text (issue 9): only one outside ends the block.
+            body = self._inside + body
+            if self._in_json_string(body):
+                self._inside = body + needle
+                return after or None
+            self._inside, self._quote = "", (False, False)
         self._state = _State.TEXT
         if state == _State.TOOL_CALL:
             raw = f"<tool_call>{body}</tool_call>"
@@ -175,6 +184,21 @@ class WordsReader:
         else:
             self._fence_done(body, out, cut_off=False)
         return after
+
+    def _in_json_string(self, body: str) -> bool:
+        """Whether ``body`` (a JSON body) ends inside a string; scans only what is new."""
+        if not body.lstrip().startswith(("{", "[")):
+            return False
+        inside, escaped = self._quote
+        for char in body[len(self._inside) :]:
+            if escaped:
+                escaped = False
+            elif inside and char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = not inside
+        self._quote = (inside, escaped)
+        return inside
 
     def _start(self, text: str) -> str | None:
         pending = self._pending + text
@@ -272,7 +296,8 @@ class WordsReader:
         self._calls += self._reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off)
 
     def _finish(self, out: list[str], *, cut_off: bool) -> None:
-        state, held = self._state, self._held.take()
+        state, held = self._state, self._inside + self._held.take()
+        self._inside, self._quote = "", (False, False)
         pending, self._pending = self._pending, ""
         reader = self._reader
         if state in (_State.START, _State.TEXT, _State.FENCE_PASS):
