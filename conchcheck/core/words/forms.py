@@ -1,8 +1,8 @@
-"""The forms a tool call written in words takes, and how each is read into calls.
+"""The forms a tool call written in words takes, and the reader of JSON and pythonic calls.
 
-Hermes ``<tool_call>`` JSON, Qwen's ``<function=…><parameter=…>`` lines, Llama's
-``<|python_tag|>`` and ``<function=name>{…}``, Mistral's ``[TOOL_CALLS]``, pythonic
-``[f(a=1)]``, fenced JSON, llama.cpp's generic ``{"tool_call": …}`` and a bare call object.
+Each family's own framing is read in ``markup`` (tags around values) and ``sections`` (special
+tokens); this module owns the call itself: its form, its checks against the offered tools,
+and the JSON, pythonic, fenced and bare shapes every family falls back to.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -50,6 +50,26 @@ class CallForm(str, Enum):
     """llama.cpp's generic format: ``{"tool_call": {…}}`` or ``{"tool_calls": […]}``."""
     BARE_JSON = "bare_json"
     """A reply that is only the call's JSON."""
+    LLAMA4_PYTHONIC = "llama4_pythonic"
+    """Llama 4: ``<|python_start|>[f(a=1)]<|python_end|>``."""
+    DEEPSEEK_V3 = "deepseek_v3"
+    """DeepSeek V3 / R1: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>f`` + a JSON fence."""
+    DEEPSEEK_V31 = "deepseek_v31"
+    """DeepSeek V3.1: ``<｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>``."""
+    DEEPSEEK_DSML = "deepseek_dsml"
+    """DeepSeek V3.2: ``<｜DSML｜invoke name="f">`` with DSML parameter tags."""
+    GLM = "glm"
+    """GLM 4.5-4.7: ``<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>``."""
+    DEEPSEEK_V4 = "deepseek_v4"
+    """DeepSeek V4: DSML as in V3.2, in a ``<｜DSML｜tool_calls>`` block."""
+    KIMI_K2 = "kimi_k2"
+    """Kimi K2: ``<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}``."""
+    KIMI_K3 = "kimi_k3"
+    """Kimi K3: ``<|open|>call tool="f" index="1"<|sep|>`` with typed argument tags."""
+    HARMONY = "harmony"
+    """gpt-oss: ``<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>``."""
+    GEMMA4 = "gemma4"
+    """Gemma 4: ``<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>``."""
 
 
 # Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema
@@ -64,7 +84,12 @@ class CallForm(str, Enum):
 #   Typing it by the schema is not a repair; the fields typed are named in typed_by_schema.
 #   FUNCTION_TAG and MISTRAL ``[ARGS]`` bodies written as <parameter=…> lines are read as
 #   this form, and typed the same way.
-UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS})
+# - GLM: every <arg_value> is text; its template writes non-text values with tojson, and
+#   vLLM's glm4_moe_tool_parser types each by the schema. Untyped, like XML_PARAMETERS.
+# - DEEPSEEK_DSML and DEEPSEEK_V4 (string="true|false") and KIMI_K3 (type="…") say each
+#   value's type, so they carry types; DEEPSEEK_V3/V31, KIMI_K2, HARMONY, GEMMA4 and
+#   LLAMA4_PYTHONIC carry JSON or Python literals.
+UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM})
 """Forms whose argument values carry no types: each is text, typed by the tool's schema."""
 
 
@@ -180,8 +205,6 @@ class Reader:
     def json_body(self, body: str, form: CallForm, raw: str, *, cut_off: bool) -> list[WordsCall]:
         """Calls from the JSON inside a block; an unreadable body is one failed call."""
         stripped = body.strip()
-        if stripped.startswith("<function="):
-            return self.xml_parameters(stripped, raw, cut_off=cut_off)
         try:
             reading = read_json(stripped, mend_unclosed=not cut_off)
         except Unreadable as exc:
@@ -190,61 +213,22 @@ class Reader:
             return [self.failed(form, raw, f"Your tool call could not be read ({exc.reason}).")]
         return self.from_object(reading.value, form, raw, reading.repairs)
 
-    def function_tag(self, name: str, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-        """``<function=name>`` followed by JSON arguments or by ``<parameter=…>`` lines."""
-        if "<parameter=" in body:
-            return self.xml_parameters(f"<function={name}>{body}", raw, cut_off=cut_off)
+    def named(
+        self, name: str, body: str, form: CallForm, raw: str, *, cut_off: bool
+    ) -> list[WordsCall]:
+        """A call whose name the framing gave, with its arguments as JSON in ``body``."""
         if not body.strip():
-            return [self.call(name, {}, CallForm.FUNCTION_TAG, raw)]
+            if cut_off:
+                return [cut_call(form, raw)]
+            return [self.call(name, {}, form, raw)]
         try:
             reading = read_json(body.strip(), mend_unclosed=not cut_off)
         except Unreadable as exc:
             if exc.reason.startswith("cut off"):
-                return [cut_call(CallForm.FUNCTION_TAG, raw)]
+                return [cut_call(form, raw)]
             problem = f"The arguments of your call to {name} could not be read ({exc.reason})."
-            return [self.failed(CallForm.FUNCTION_TAG, raw, problem, name)]
-        return [self.call(name, reading.value, CallForm.FUNCTION_TAG, raw, reading.repairs)]
-
-    def xml_parameters(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-        """Qwen3-Coder's ``<function=f><parameter=a>value</parameter>…`` (closers optional)."""
-        calls = []
-        for match in _XML_FUNCTION.finditer(body):
-            name, inner = match.group(1).strip(), match.group(2)
-            arguments: dict[str, str] = {}
-            for param in _XML_PARAMETER.finditer(inner):
-                # The format puts one newline after the opening tag and one before the closer
-                # (Qwen3-Coder's chat template); only those go, the rest is the value's text.
-                arguments[param.group(1).strip()] = _exact_value(param.group(2))
-            calls.append(self.call(name, arguments, CallForm.XML_PARAMETERS, raw))
-        if not calls:
-            return [self.failed(CallForm.XML_PARAMETERS, raw, "Your tool call names no function.")]
-        if cut_off and not body.rstrip().endswith(("</function>", "</parameter>")):
-            calls[-1] = cut_call(CallForm.XML_PARAMETERS, raw)
-        return calls
-
-    def mistral(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-        """Mistral: a JSON list after ``[TOOL_CALLS]``, or ``name[ARGS]{…}`` pieces."""
-        calls: list[WordsCall] = []
-        for piece in body.split("[TOOL_CALLS]"):
-            piece = piece.strip()
-            if not piece:
-                continue
-            if "[ARGS]" in piece:
-                name, _, arguments = piece.partition("[ARGS]")
-                calls.extend(self.function_tag(name.strip(), arguments, raw, cut_off=cut_off))
-            else:
-                calls.extend(self.json_body(piece, CallForm.MISTRAL, raw, cut_off=cut_off))
-        return [_as_form(c, CallForm.MISTRAL) for c in calls]
-
-    def python_tag(self, body: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-        """Llama 3: call objects after ``<|python_tag|>``, separated by ``;``."""
-        body = body.replace("<|eom_id|>", "").replace("<|eot_id|>", "")
-        pieces = [p for p in _split_outside_strings(body, ";") if p.strip()]
-        calls: list[WordsCall] = []
-        for i, piece in enumerate(pieces):
-            last = i == len(pieces) - 1
-            calls.extend(self.json_body(piece, CallForm.PYTHON_TAG, raw, cut_off=cut_off and last))
-        return calls or [self.failed(CallForm.PYTHON_TAG, raw, "Your tool call is empty.")]
+            return [self.failed(form, raw, problem, name)]
+        return [self.call(name, reading.value, form, raw, reading.repairs)]
 
     def whole(self, text: str, *, cut_off: bool) -> tuple[list[WordsCall], str]:
         """The calls and the words when the whole reply may be a call (JSON or pythonic)."""
@@ -327,11 +311,6 @@ def _looks_like_call(value: Any) -> bool:
     )
 
 
-def _exact_value(text: str) -> str:
-    text = text[1:] if text.startswith("\n") else text
-    return text[:-1] if text.endswith("\n") else text
-
-
 def _not_json(value: Any, field: str) -> str | None:
     """What in ``value`` JSON cannot hold, named with its field; None when all of it fits."""
     where = f" in {field}" if field else ""
@@ -366,38 +345,5 @@ def _not_json(value: Any, field: str) -> str | None:
     return f"{kind}{where}"
 
 
-def _as_form(call: WordsCall, form: CallForm) -> WordsCall:
-    # Only the label changes: a Mistral [ARGS] body in <parameter=…> lines stays typed as read.
-    return replace(call, form=form)
-
-
-def _split_outside_strings(text: str, separator: str) -> list[str]:
-    pieces, start, quote, escaped = [], 0, "", False
-    for i, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == separator:
-            pieces.append(text[start:i])
-            start = i + 1
-    pieces.append(text[start:])
-    return pieces
-
-
 _CALL_START = re.compile(r"[\[\s]*\{\s*[\"']?(name|tool_call|tool_calls|type|function)\b")
 _PYTHONIC_START = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\(")
-_XML_FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|(?=<function=)|\Z)", re.S)
-# A ``</parameter>`` ends a value only when what follows (after optional whitespace) is the
-# next ``<parameter=``, the ``</function>`` or the end: Qwen3-Coder's chat template writes
-# exactly that sequence, so one anywhere else is the value's own text (code that edits XML).
-_XML_PARAMETER = re.compile(
-    r"<parameter=([^>\n]*)>(.*?)"
-    r"(?:</parameter>(?=\s*(?:<parameter=|</function>|\Z))|(?=<parameter=)|(?=</function>)|\Z)",
-    re.S,
-)

@@ -1,0 +1,191 @@
+"""The blocks a reply's words may hold: where each opens, what ends it, and what reads it.
+
+One row per family framing (DESIGN.md rule 6): Hermes/Qwen/GLM ``<tool_call>``, Llama and
+Qwen3-Coder ``<function=``, Llama 3 ``<|python_tag|>``, Llama 4 ``<|python_start|>``, Mistral
+``[TOOL_CALLS]``, DeepSeek V3/V3.1 and V3.2 sections, Kimi K2 sections, gpt-oss Harmony
+messages, Gemma 4 ``<|tool_call>``, Kimi K3 tools channels; then the blocks that are never
+calls: reasoning (``<think>``, ``[THINK]``, Gemma 4 and Kimi K3 channels) and a
+``<tool_response>`` the model wrote itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from conchcheck.core.words import markup, sections
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall
+from conchcheck.core.words.lexer import (
+    DSML_VALUES,
+    GLM_VALUES,
+    K3_VALUES,
+    QWEN_VALUES,
+    Lexer,
+    Values,
+)
+
+Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
+"""(reader, head, body, raw, cut_off) -> the block's calls."""
+
+
+class Role(str, Enum):
+    """What a block is to the reader."""
+
+    CALLS = "calls"
+    """Held until it ends, then read into calls."""
+    REASONING = "reasoning"
+    """Shown as it comes; never read for calls."""
+    RESPONSE = "response"
+    """A tool result the model wrote itself: dropped, never believed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One framing: its opener, the head after it, what ends it and what reads it."""
+
+    opener: str
+    form: CallForm
+    read: Read | None = None
+    closers: tuple[str, ...] = ()
+    reopen: tuple[str, ...] = ()
+    """Markers that end an unclosed block and open the next one."""
+    head_end: str | None = None
+    head_limit: int = 0
+    strings: bool = True
+    values: tuple[Values, ...] = ()
+    again: tuple[str, ...] = ()
+    to_end: bool = False
+    """The reply's end ends it as the format writes it (no closer exists)."""
+    role: Role = Role.CALLS
+
+    def lexer(self) -> Lexer:
+        """A fresh lexer for this block's body."""
+        return Lexer(
+            (*self.closers, *self.reopen),
+            strings=self.strings,
+            values=self.values,
+            again=self.again,
+        )
+
+    def after_head(self, head: str) -> Block:
+        """The block as its head makes it (a Harmony message is a call only ``to=`` one)."""
+        if self.form is CallForm.HARMONY and not sections.is_harmony_call(head):
+            return _HARMONY_TEXT
+        return self
+
+
+def _tool_call(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
+    # One tag, three families: Hermes/Qwen 2.5 write JSON, Qwen3-Coder XML, GLM a bare name
+    # with <arg_key> pairs (their chat templates; vLLM hermes, qwen3coder, glm4_moe parsers).
+    stripped = body.strip()
+    if stripped.startswith("<function="):
+        return markup.qwen_xml(reader, stripped, raw, cut_off=cut_off)
+    if "<arg_key>" in body or _BARE_NAME.fullmatch(stripped):
+        return markup.glm(reader, body, raw, cut_off=cut_off)
+    return reader.json_body(body, CallForm.TOOL_CALL, raw, cut_off=cut_off)
+
+
+def _function(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
+    return markup.function_tag(reader, head.strip(), body, raw, cut_off=cut_off)
+
+
+def _framed(read: Callable[..., list[WordsCall]]) -> Read:
+    def framed(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
+        return read(reader, body, raw, cut_off=cut_off)
+
+    return framed
+
+
+def _dsml_v4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    return markup.dsml(reader, text, raw, cut_off=cut_off, form=CallForm.DEEPSEEK_V4)
+
+
+def _harmony(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
+    return sections.harmony(reader, head, body, raw, cut_off=cut_off)
+
+
+_BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,199}")
+_HARMONY_END = ("<|call|>", "<|end|>", "<|return|>")
+_HARMONY_NEXT = ("<|start|>", "<|channel|>")
+
+BLOCKS: tuple[Block, ...] = (
+    Block(
+        "<tool_call>", CallForm.TOOL_CALL, _tool_call, ("</tool_call>",), ("<tool_call>",),
+        values=(QWEN_VALUES, GLM_VALUES), again=("<tool_call>",),
+    ),
+    Block(
+        "<function=", CallForm.FUNCTION_TAG, _function, ("</function>",), ("<function=",),
+        head_end=">", head_limit=200, values=(QWEN_VALUES,), again=("<function=", "<tool_call>"),
+    ),
+    Block(
+        "<|python_tag|>", CallForm.PYTHON_TAG, _framed(sections.python_tag),
+        ("<|eom_id|>", "<|eot_id|>"), to_end=True,
+    ),
+    Block(
+        "<|python_start|>", CallForm.LLAMA4_PYTHONIC, _framed(sections.llama4),
+        ("<|python_end|>",),
+    ),
+    Block("[TOOL_CALLS]", CallForm.MISTRAL, _framed(sections.mistral), ("</s>",), to_end=True),
+    Block(
+        "<｜tool▁calls▁begin｜>", CallForm.DEEPSEEK_V31, _framed(sections.deepseek),
+        ("<｜tool▁calls▁end｜>",),
+    ),
+    Block(
+        "<｜DSML｜function_calls>", CallForm.DEEPSEEK_DSML, _framed(markup.dsml),
+        ("</｜DSML｜function_calls>",), strings=False, values=(DSML_VALUES,),
+        again=("</｜DSML｜function_calls>",),
+    ),
+    Block(
+        "<｜DSML｜tool_calls>", CallForm.DEEPSEEK_V4, _framed(_dsml_v4),
+        ("</｜DSML｜tool_calls>",), strings=False, values=(DSML_VALUES,),
+        again=("</｜DSML｜tool_calls>",),
+    ),
+    Block(
+        "<|tool_calls_section_begin|>", CallForm.KIMI_K2, _framed(sections.kimi),
+        ("<|tool_calls_section_end|>",),
+    ),
+    Block(
+        "<|open|>tools<|sep|>", CallForm.KIMI_K3, _framed(markup.kimi_k3),
+        ("<|close|>tools<|sep|>",), strings=False, values=(K3_VALUES,),
+        again=("<|close|>tools<|sep|>",),
+    ),
+    Block("<|tool_call>", CallForm.GEMMA4, _framed(sections.gemma4), ("<tool_call|>",)),
+    Block(
+        "<|channel|>", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
+        head_end="<|message|>", head_limit=400, to_end=True,
+    ),
+    Block(
+        "<|start|>", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
+        head_end="<|message|>", head_limit=400, to_end=True,
+    ),
+    Block("<think>", CallForm.TOOL_CALL, None, ("</think>",), strings=False, role=Role.REASONING),
+    Block("[THINK]", CallForm.TOOL_CALL, None, ("[/THINK]",), strings=False, role=Role.REASONING),
+    # Gemma 4 thinks in "<|channel>thought\n…<channel|>"; Kimi K3 in a think channel.
+    Block("<|channel>", CallForm.GEMMA4, None, ("<channel|>",), strings=False, role=Role.REASONING),
+    Block(
+        "<|open|>think<|sep|>", CallForm.KIMI_K3, None, ("<|close|>think<|sep|>",),
+        strings=False, role=Role.REASONING,
+    ),
+    Block(
+        "<tool_response>", CallForm.TOOL_CALL, None, ("</tool_response>",), strings=False,
+        role=Role.RESPONSE,
+    ),
+    # Gemma 4 ends a calling turn with a bare "<|tool_response>" (its template; Ollama's
+    # gemma4 parser): only one with a body is a result the model made up.
+    Block(
+        "<|tool_response>", CallForm.GEMMA4, None, ("<tool_response|>",), strings=False,
+        role=Role.RESPONSE,
+    ),
+)  # fmt: skip
+
+_HARMONY_TEXT = Block(
+    "<|channel|>", CallForm.HARMONY, None, _HARMONY_END, _HARMONY_NEXT, strings=False,
+    to_end=True, role=Role.REASONING,
+)  # fmt: skip
+
+BY_OPENER: dict[str, Block] = {block.opener: block for block in BLOCKS}
+REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>")
+"""A reasoning closer with no opener: the server took the opener, so what came before was
+reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""

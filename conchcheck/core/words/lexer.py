@@ -1,0 +1,322 @@
+"""Markers outside values: where a block of a call format really ends (issue 9, section 2).
+
+A marker inside a JSON string, a Gemma 4 ``<|"|>`` string or a tagged value (Qwen3-Coder's
+``<parameter=…>``, GLM's ``<arg_value>``, DeepSeek's ``<｜DSML｜parameter …>``) is the value's own
+text: tools that write code or docs carry markup in their arguments. ``Lexer`` reads a stream
+once, in chunks of any size, and reports the first marker that stands outside every value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+MAX_LOOKAHEAD = 256
+"""Whitespace held after a closer while waiting to see what follows it; past this it is real."""
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """A tagged-value syntax: a value opens with ``opener``, runs to a ``closer`` followed
+    (after whitespace) by one of ``follows`` or by the end, and ends early at another opener.
+    """
+
+    opener: str
+    """A regex for the opening tag (bounded: no unbounded repeats)."""
+    opener_prefix: str
+    """A regex matching any start of the opening tag at the end of the text."""
+    closer: str
+    follows: tuple[str, ...]
+
+
+def tagged(head: str, attributes: str, end: str, closer: str, follows: tuple[str, ...]) -> Values:
+    """The ``Values`` of tags written ``head``, ``attributes`` (a bounded character class
+    repeat, or empty), ``end``; the prefix pattern is built from the same parts.
+    """
+    starts = [re.escape(head[:i]) for i in range(1, len(head))]
+    middle = re.escape(head) + attributes.replace("{1,", "{0,")
+    starts += [middle + re.escape(end[:i]) for i in range(len(end))]
+    return Values(
+        re.escape(head) + attributes + re.escape(end),
+        "(?:" + "|".join(reversed(starts)) + r")\Z",
+        closer,
+        follows,
+    )
+
+
+# Qwen3-Coder's chat template writes "<parameter=NAME>\nVALUE\n</parameter>\n" and then the
+# next parameter or "</function>" (vLLM qwen3coder_tool_parser; llama.cpp common/chat.cpp).
+QWEN_VALUES = tagged(
+    "<parameter=", "[^>\n]{1,200}", ">", "</parameter>",
+    ("<parameter=", "</function>", "</tool_call>", "<function="),
+)  # fmt: skip
+# GLM 4.5-4.7: "<arg_key>K</arg_key><arg_value>V</arg_value>", then the next key or the closer
+# (zai-org GLM-4.5 chat_template.jinja; vLLM glm4_moe_tool_parser).
+GLM_VALUES = tagged("<arg_value>", "", "", "</arg_value>", ("<arg_key>", "</tool_call>"))
+# DeepSeek V3.2 and V4's DSML: '<｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>'
+# (DeepSeek-V3.2 encoding_dsv32.py as vendored in vLLM; vLLM deepseekv32_tool_parser).
+DSML_VALUES = tagged(
+    "<｜DSML｜parameter", "[^>\n]{0,300}", ">", "</｜DSML｜parameter>",
+    ("<｜DSML｜parameter", "</｜DSML｜invoke>", "<｜DSML｜invoke", "</｜DSML｜function_calls>",
+     "</｜DSML｜tool_calls>"),
+)  # fmt: skip
+# Kimi K3: '<|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>' (the Kimi-K3
+# template as copied in llama.cpp models/templates; vLLM kimi_k3_tool_parser).
+K3_VALUES = tagged(
+    "<|open|>argument", "[^<\n]{0,300}", "<|sep|>", "<|close|>argument<|sep|>",
+    ("<|open|>argument", "<|close|>call<|sep|>", "<|close|>tools<|sep|>"),
+)  # fmt: skip
+
+
+class _In(Enum):
+    CODE = 0
+    STRING = 1
+    VALUE = 2
+
+
+_STRING_END = {
+    '"': re.compile(r'(?:[^"\\]|\\.)*"', re.S),
+    "'": re.compile(r"(?:[^'\\]|\\.)*'", re.S),
+    '<|"|>': re.compile(r'.*?<\|"\|>', re.S),
+}
+_BACKSLASHES = re.compile(r"\\+\Z")
+_SPACE = re.compile(r"\s*")
+
+
+class Lexer:
+    """Finds the first of ``markers`` outside every value, across chunks, reading each once.
+
+    ``strings``: JSON strings (inside braces or brackets only, so an apostrophe in prose is
+    prose) and Gemma 4's ``<|"|>`` strings hide markers. ``values``: tagged-value syntaxes
+    that hide markers. ``again``: markers that, found inside an open value and followed by
+    nothing but whitespace and one of them, still end the block (an unclosed value before the
+    next call).
+    """
+
+    def __init__(
+        self,
+        markers: tuple[str, ...],
+        *,
+        strings: bool = True,
+        values: tuple[Values, ...] = (),
+        again: tuple[str, ...] = (),
+    ) -> None:
+        self.markers = markers
+        self.strings = strings
+        self.values = values
+        self.again = again
+        literals = sorted(markers, key=len, reverse=True)
+        code = [re.escape(m) for m in literals]
+        code += [v.opener for v in values]
+        if strings:
+            code += [re.escape('<|"|>'), r'["\'{}\[\]]']
+        self._code = re.compile("|".join(code))
+        self._literals = tuple(literals) + (('<|"|>',) if strings else ())
+        starts = (
+            {m[0] for m in self._literals} | {"<"} if values else {m[0] for m in self._literals}
+        )
+        self._start_re = re.compile("[" + re.escape("".join(sorted(starts))) + "]")
+        self._prefixes = {v.opener_prefix: re.compile(v.opener_prefix) for v in values}
+        self._longest = max((len(m) for m in self._literals), default=1)
+        self._value: Values | None = None
+        self._value_re: re.Pattern[str] | None = None
+        self._in = _In.CODE
+        self._quote = ""
+        self._depth = 0
+        self._carry = ""
+        self._offset = 0  # characters fed so far
+        self.first_anywhere: tuple[int, str] | None = None
+        """The first marker seen at all, inside a value or not (for a block never closed)."""
+        self.spans: list[tuple[str, int, int]] = []
+        """Each tagged value read: (its opening tag, where its text starts, where it ends)."""
+        self._opened: tuple[str, int] | None = None
+        self._cut = False
+
+    @property
+    def fed(self) -> int:
+        """Characters fed so far."""
+        return self._offset
+
+    @property
+    def carried(self) -> int:
+        """Characters at the end of the text fed that wait for the next chunk."""
+        return len(self._carry)
+
+    @property
+    def in_value(self) -> bool:
+        """Whether the text fed so far ends inside a string or a tagged value."""
+        return self._in is not _In.CODE
+
+    def feed(self, text: str) -> tuple[int, str] | None:
+        """Read ``text``; the first marker outside values as (offset in all text fed, marker)."""
+        window = self._carry + text
+        base = self._offset - len(self._carry)
+        self._offset += len(text)
+        self._carry = ""
+        self._note_anywhere(window, base)
+        return self._scan(window, base, final=False)
+
+    def finish(self, *, cut_off: bool = False) -> tuple[int, str] | None:
+        """End of input: a closer still waiting for what follows it ends the block, unless
+        the text was cut off (then what would have followed is unknown, so it is text).
+        """
+        window, self._carry = self._carry, ""
+        self._cut = cut_off
+        found = self._scan(window, self._offset - len(window), final=True)
+        if found is None:
+            self._close_value(self._offset)
+        return found
+
+    def find(self, text: str, start: int = 0) -> tuple[int, str] | None:
+        """One piece: the first marker outside values in ``text[start:]``, reading to its end.
+
+        Offsets are in ``text``; ``spans`` lists the values read up to the marker.
+        """
+        self._offset = len(text)
+        found = self._scan(text, 0, final=True, pos=start)
+        if found is None:
+            self._close_value(len(text))
+        return found
+
+    # -- the scan ----------------------------------------------------------------------------
+
+    def _scan(self, window: str, base: int, *, final: bool, pos: int = 0) -> tuple[int, str] | None:
+        while pos < len(window):
+            if self._in is _In.STRING:
+                pos = self._string(window, pos)
+            elif self._in is _In.VALUE:
+                found = self._in_value(window, pos, base, final=final)
+                if isinstance(found, tuple):
+                    return found
+                if found is None:
+                    return None
+                pos = found
+            else:
+                match = self._code.search(window, pos)
+                if match is None:
+                    self._carry = window[self._partial(window, pos) :]
+                    return None
+                token, pos = match.group(), match.end()
+                if token in self.markers:
+                    return base + match.start(), token
+                if self.values and token[0] == "<" and token != '<|"|>':
+                    self._open_value(token, base + pos)
+                elif token == '<|"|>' or (token in "\"'" and self._depth > 0):
+                    self._in, self._quote = _In.STRING, token
+                elif token in "{[":
+                    self._depth += 1
+                elif token in "}]":
+                    self._depth = max(0, self._depth - 1)
+        return None
+
+    def _string(self, window: str, pos: int) -> int:
+        match = _STRING_END[self._quote].match(window, pos)
+        if match is not None:
+            self._in = _In.CODE
+            return match.end()
+        if self._quote == '<|"|>':
+            # The closing quote may be split across chunks: keep what could begin it.
+            keep = next((k for k in range(4, 0, -1) if window.endswith('<|"|>'[:k])), 0)
+            self._carry = window[len(window) - keep :] if keep else ""
+        else:
+            # An odd run of backslashes escapes the next chunk's first character.
+            tail = _BACKSLASHES.search(window, pos)
+            self._carry = "\\" if tail is not None and len(tail.group()) % 2 else ""
+        return len(window)
+
+    def _open_value(self, token: str, start: int) -> None:
+        self._close_value(start - len(token))
+        self._opened = (token, start)
+        for values in self.values:
+            if re.fullmatch(values.opener, token):
+                self._in, self._value = _In.VALUE, values
+                tokens = [values.closer, *self.markers, values.opener]
+                self._value_re = re.compile(
+                    "|".join(re.escape(t) if t is not values.opener else t for t in tokens)
+                )
+                return
+
+    def _in_value(
+        self, window: str, pos: int, base: int, *, final: bool
+    ) -> int | tuple[int, str] | None:
+        """Read on inside a value: the next position, the block's end, or None to wait."""
+        values, pattern = self._value, self._value_re
+        assert values is not None and pattern is not None
+        match = pattern.search(window, pos)
+        if match is None:
+            tokens = [values.closer, *self.markers]
+            self._carry = window[self._tail(window, pos, tokens, values.opener_prefix) :]
+            return None
+        token = match.group()
+        if token != values.closer and token not in self.markers:
+            self._open_value(token, base + match.end())  # an unclosed value ends at the next
+            return match.end()
+        follows = values.follows if token == values.closer else self.again
+        after = _space_end(window, match.end())
+        rest = window[after : after + max(map(len, follows), default=0)]
+        if after - match.end() > MAX_LOOKAHEAD:
+            real = True
+        elif after == len(window) and final:
+            real = not self._cut
+        elif not final and (
+            after == len(window) or (after + len(rest) == len(window) and _may_begin(rest, follows))
+        ):
+            self._carry = window[match.start() :]  # wait to see what follows
+            return None
+        else:
+            real = rest.startswith(follows)
+        if not real:
+            return match.end()  # the value's own text
+        self._close_value(base + match.start())
+        if token == values.closer:
+            self._in = _In.CODE
+            return match.end()
+        return base + match.start(), token
+
+    def _close_value(self, end: int) -> None:
+        if self._opened is not None:
+            self.spans.append((self._opened[0], self._opened[1], end))
+            self._opened = None
+
+    def _tail(self, window: str, pos: int, literals: list[str], prefix: str | None) -> int:
+        """Where the longest end of ``window[pos:]`` that could begin a token starts."""
+        end = len(window)
+        index = end
+        start = max(pos, end - self._longest + 1)
+        while (hit := self._start_re.search(window, start)) is not None:
+            tail = window[hit.start() :]
+            if any(m.startswith(tail) for m in literals):
+                index = hit.start()
+                break
+            start = hit.start() + 1
+        if prefix is not None:
+            match = self._prefixes[prefix].search(window, max(pos, end - 320))
+            if match is not None:
+                index = min(index, match.start())
+        return index
+
+    def _partial(self, window: str, pos: int) -> int:
+        index = self._tail(window, pos, list(self._literals), None)
+        for values in self.values:
+            index = min(index, self._tail(window, pos, [], values.opener_prefix))
+        return index
+
+    def _note_anywhere(self, window: str, base: int) -> None:
+        if self.first_anywhere is not None:
+            return
+        hits = [(i, m) for m in self.markers if (i := window.find(m)) >= 0]
+        if hits:
+            index, marker = min(hits)
+            self.first_anywhere = (base + index, marker)
+
+
+def _may_begin(rest: str, follows: tuple[str, ...]) -> bool:
+    """Whether ``rest`` (cut by the window's end) could still grow into one of ``follows``."""
+    return any(f.startswith(rest) and f != rest for f in follows)
+
+
+def _space_end(text: str, pos: int) -> int:
+    """The end of the whitespace that starts at ``pos``."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match is not None else pos

@@ -1,0 +1,357 @@
+"""Every open-weight family's own call format, read in one piece and as a stream (issue 9).
+
+Cases are written from each family's chat template and the engines' parsers; the comment on
+each group names them (docs/research/ holds the notes with commits). A marker inside a value is
+text, reasoning is never a call, and a reply cut inside a call never becomes one.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from conchcheck.core.words import WordsReader, read_calls
+
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+            },
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "write_file",
+        "description": "Write a file.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    },
+    {
+        "name": "toggle",
+        "description": "Switch a feature.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "level": {"type": ["number", "null"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "options": {"type": "object"},
+            },
+            "required": ["enabled"],
+        },
+    },
+]
+
+PARIS = {"city": "Paris"}
+DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
+DS_CALL, DS_CALL_END, DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+K2_BEGIN, K2_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+K2_CALL, K2_ARGS, K2_CALL_END = (
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+)
+Q = '<|"|>'
+
+
+def dsml(block: str, *invokes: str) -> str:
+    """DeepSeek V3.2 (block function_calls) or V4 (block tool_calls) DSML, as the encoder
+    writes it: each tag on its own line."""
+    return f"<｜DSML｜{block}>\n" + "\n".join(invokes) + f"\n</｜DSML｜{block}>"
+
+
+def invoke(name: str, *parameters: tuple[str, str, str]) -> str:
+    lines = [
+        f'<｜DSML｜parameter name="{key}" string="{kind}">{value}</｜DSML｜parameter>'
+        for key, kind, value in parameters
+    ]
+    return f'<｜DSML｜invoke name="{name}">\n' + "\n".join(lines) + "\n</｜DSML｜invoke>"
+
+
+# (reply, text the user sees, [(form, name, arguments, error)])
+CASES = [
+    # -- Hermes / Qwen 2.5 (vLLM hermes_tool_parser; Qwen2.5 tokenizer_config chat_template)
+    pytest.param(
+        'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        "Sure.\n", [("tool_call", "get_weather", PARIS, None)],
+        id="hermes",
+    ),
+    # -- Qwen3-Coder XML (vLLM qwen3coder_tool_parser; Qwen3-Coder chat template): a closer
+    # inside a value is the value's text unless the next parameter or </function> follows.
+    pytest.param(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\na.xml\n</parameter>\n"
+        "<parameter=content>\n<p></parameter> x </function> y </tool_call> z\n\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "", [("xml_parameters", "write_file",
+              {"path": "a.xml", "content": "<p></parameter> x </function> y </tool_call> z\n"},
+              None)],
+        id="qwen3-coder-closers-inside-a-value",
+    ),
+    pytest.param(
+        "<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n2\n</function>",
+        "", [("xml_parameters", "get_weather", {"city": "Paris", "days": 2}, None)],
+        id="qwen3-coder-no-outer-tag-closers-missing",
+    ),
+    pytest.param(
+        "<tool_call>\n<function=toggle>\n<parameter=enabled>\nTrue\n</parameter>\n"
+        "<parameter=level>\nNone\n</parameter>\n<parameter=tags>\n['a', 'b']\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "", [("xml_parameters", "toggle", {"enabled": True, "level": None, "tags": ["a", "b"]},
+              None)],
+        id="qwen3-coder-python-literals-typed-by-schema",
+    ),
+    # -- Llama 3.x JSON (llama-models llama3_1/prompt_format.md; vLLM llama_tool_parser joins
+    # calls with ";")
+    pytest.param(
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}; '
+        '{"name": "get_weather", "parameters": {"city": "Rome; Italy"}}<|eom_id|>',
+        "", [("python_tag", "get_weather", {"city": "Oslo"}, None),
+             ("python_tag", "get_weather", {"city": "Rome; Italy"}, None)],
+        id="llama3-python-tag-two-calls",
+    ),
+    # -- Llama 4 pythonic (llama-models llama4/prompt_format.md; chat_format.py strips
+    # <|python_start|>; vLLM llama4_pythonic_tool_parser)
+    pytest.param(
+        '<|python_start|>[get_weather(city="Paris", days=2), get_weather(city="Rome")]'
+        "<|python_end|>",
+        "", [("llama4_pythonic", "get_weather", {"city": "Paris", "days": 2}, None),
+             ("llama4_pythonic", "get_weather", {"city": "Rome"}, None)],
+        id="llama4-pythonic",
+    ),
+    # -- Mistral (mistral-common instruct.py: pre-v11 one JSON list; v11 name[CALL_ID]id[ARGS];
+    # v13 name[ARGS]; [THINK] blocks)
+    pytest.param(
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1B2c3D4e"}]',
+        "", [("mistral", "get_weather", PARIS, None)],
+        id="mistral-pre-v11-list",
+    ),
+    pytest.param(
+        '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}'
+        '[TOOL_CALLS]get_weather[CALL_ID]f5G6h7J8k[ARGS]{"city": "[TOOL_CALLS]"}</s>',
+        "", [("mistral", "get_weather", PARIS, None),
+             ("mistral", "get_weather", {"city": "[TOOL_CALLS]"}, None)],
+        id="mistral-v11-call-id-marker-inside-a-value",
+    ),
+    pytest.param(
+        '[THINK]Maybe [TOOL_CALLS]get_weather[ARGS]{"city": "X"}[/THINK][TOOL_CALLS]write_file'
+        '[ARGS]{"path": "i.html", "content": "<div class=\\"x\\">\\n  hi\\n</div>"}',
+        '[THINK]Maybe [TOOL_CALLS]get_weather[ARGS]{"city": "X"}[/THINK]',
+        [("mistral", "write_file", {"path": "i.html", "content": '<div class="x">\n  hi\n</div>'},
+          None)],
+        id="mistral-v13-think-is-not-a-call",
+    ),
+    # -- DeepSeek V3 / R1 (DeepSeek-R1 template as copied in llama.cpp models/templates;
+    # SGLang deepseekv3_detector): type, name, fenced JSON; calls joined by "\n"
+    pytest.param(
+        f"Let me look.{DS_BEGIN}{DS_CALL}function{DS_SEP}get_weather\n```json\n"
+        f'{{"city": "Tokyo"}}\n```{DS_CALL_END}\n{DS_CALL}function{DS_SEP}get_weather\n```json\n'
+        f'{{"city": "Paris", "days": 3}}\n```{DS_CALL_END}{DS_END}',
+        "Let me look.",
+        [("deepseek_v3", "get_weather", {"city": "Tokyo"}, None),
+         ("deepseek_v3", "get_weather", {"city": "Paris", "days": 3}, None)],
+        id="deepseek-v3-two-calls",
+    ),
+    # -- DeepSeek V3.1 (DeepSeek-V3.1 template copy in llama.cpp; vLLM deepseekv31_tool_parser)
+    pytest.param(
+        f"{DS_BEGIN}{DS_CALL}write_file{DS_SEP}"
+        f'{{"path": "a.txt", "content": "{DS_CALL_END}{DS_END}"}}{DS_CALL_END}{DS_END}',
+        "", [("deepseek_v31", "write_file", {"path": "a.txt", "content": DS_CALL_END + DS_END},
+              None)],
+        id="deepseek-v31-markers-inside-a-json-string",
+    ),
+    # -- DeepSeek V3.2 DSML and V4 (encoding_dsv32.py as vendored in vLLM; vLLM deepseekv32 and
+    # deepseekv4 tool parsers): string="true" is text, string="false" JSON
+    pytest.param(
+        "Let me check.</think>\n\n"
+        + dsml("function_calls", invoke("get_weather", ("city", "true", "杭州"),
+                                        ("days", "false", "2"))),
+        "Let me check.</think>\n\n",
+        [("deepseek_dsml", "get_weather", {"city": "杭州", "days": 2}, None)],
+        id="deepseek-v32-dsml",
+    ),
+    pytest.param(
+        dsml("tool_calls", invoke(
+            "write_file", ("path", "true", "/tmp/a.html"),
+            ("content", "true", "<div>a < b</｜DSML｜parameter> x</div>\nline"))),
+        "", [("deepseek_v4", "write_file",
+              {"path": "/tmp/a.html", "content": "<div>a < b</｜DSML｜parameter> x</div>\nline"},
+              None)],
+        id="deepseek-v4-closer-inside-a-value",
+    ),
+    # -- GLM 4.5/4.6 (newlines) and 4.7 (none) (zai-org templates; vLLM glm4_moe_tool_parser,
+    # glm47): values are text typed by the schema
+    pytest.param(
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+        "", [("glm", "get_weather", {"city": "Beijing", "days": 3}, None)],
+        id="glm45",
+    ),
+    pytest.param(
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>"
+        "<tool_call>write_file<arg_key>path</arg_key><arg_value>a.md</arg_value>"
+        "<arg_key>content</arg_key><arg_value>Use <tool_call> … </tool_call> tags</arg_value>"
+        "</tool_call>",
+        "", [("glm", "get_weather", {"city": "Beijing"}, None),
+             ("glm", "write_file", {"path": "a.md", "content": "Use <tool_call> … </tool_call> tags"},
+              None)],
+        id="glm47-markers-inside-a-value",
+    ),
+    # -- Kimi K2 (Kimi-K2 template; vLLM kimi_k2_tool_parser): id "functions.NAME:IDX"
+    pytest.param(
+        f"<think>Call {K2_BEGIN} now?</think>{K2_BEGIN}{K2_CALL}functions.get_weather:0{K2_ARGS}"
+        f'{{"city": "Beijing"}}{K2_CALL_END}{K2_CALL}functions.get_weather:1{K2_ARGS}'
+        f'{{"city": "{K2_CALL_END}"}}{K2_CALL_END}{K2_END}',
+        f"<think>Call {K2_BEGIN} now?</think>",
+        [("kimi_k2", "get_weather", {"city": "Beijing"}, None),
+         ("kimi_k2", "get_weather", {"city": K2_CALL_END}, None)],
+        id="kimi-k2-thinking-then-two-calls",
+    ),
+    # -- Kimi K3 (Kimi-K3 template copy in llama.cpp; vLLM kimi_k3_tool_parser): typed tags
+    pytest.param(
+        "<|open|>think<|sep|>Need weather.<|close|>think<|sep|><|open|>tools<|sep|>"
+        '<|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" '
+        'type="string"<|sep|>Beijing<|close|>argument<|sep|><|open|>argument key="days" '
+        'type="number"<|sep|>2<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+        "<|open|>think<|sep|>Need weather.<|close|>think<|sep|>",
+        [("kimi_k3", "get_weather", {"city": "Beijing", "days": 2}, None)],
+        id="kimi-k3",
+    ),
+    # -- gpt-oss Harmony (openai/harmony docs/format.md; vLLM openai_tool_parser; llama.cpp
+    # gpt-oss parser): the output starts at <|channel|>; <|call|> is a stop token, often gone
+    pytest.param(
+        "<|channel|>analysis<|message|>Need <tool_call>get_weather</tool_call>.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city":"San Francisco"}<|call|>',
+        "<|channel|>analysis<|message|>Need <tool_call>get_weather</tool_call>.<|end|>",
+        [("harmony", "get_weather", {"city": "San Francisco"}, None)],
+        id="harmony-analysis-then-call",
+    ),
+    pytest.param(
+        "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>"
+        '{"city": "Tokyo <|call|>"}',
+        "", [("harmony", "get_weather", {"city": "Tokyo <|call|>"}, None)],
+        id="harmony-recipient-in-role-no-constrain-no-call-token",
+    ),
+    pytest.param(
+        "<|channel|>analysis<|message|>Simple.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>2 + 2 = 4.<|return|>",
+        "<|channel|>analysis<|message|>Simple.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>2 + 2 = 4.<|return|>",
+        [],
+        id="harmony-final-answer-is-text",
+    ),
+    pytest.param(
+        '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>',
+        '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>',
+        [],
+        id="harmony-built-in-tool-is-not-a-function",
+    ),
+    # -- Gemma 4 (Gemma 4 chat template as in Ollama's testdata; Ollama and vLLM gemma4
+    # parsers): bare keys, strings in <|"|>, thinking in <|channel>…<channel|>
+    pytest.param(
+        "<|channel>thought\nI need <|tool_call>call:x{}<tool_call|><channel|>"
+        f"<|tool_call>call:get_weather{{city:{Q}Paris{Q},days:2}}<tool_call|><|tool_response>",
+        "<|channel>thought\nI need <|tool_call>call:x{}<tool_call|><channel|>",
+        [("gemma4", "get_weather", {"city": "Paris", "days": 2}, None)],
+        id="gemma4-thought-then-call",
+    ),
+    pytest.param(
+        f"<|tool_call>call:write_file{{content:{Q}say \"hi\" }}<tool_call|> {{x}}{Q},"
+        f"path:{Q}C:\\users\\a.txt{Q}}}<tool_call|>"
+        f"<|tool_call>call:toggle{{enabled:true,level:null,options:{{deep:{Q}y{Q}}}}}<tool_call|>",
+        "", [("gemma4", "write_file", {"content": 'say "hi" }<tool_call|> {x}',
+                                       "path": "C:\\users\\a.txt"}, None),
+             ("gemma4", "toggle", {"enabled": True, "level": None, "options": {"deep": "y"}},
+              None)],
+        id="gemma4-raw-strings-and-types",
+    ),
+    # -- reasoning before a call is text, never a call
+    pytest.param(
+        '<think>Maybe <tool_call>{"name": "get_weather", "arguments": {"city": "X"}}</tool_call>'
+        '</think>\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+        '<think>Maybe <tool_call>{"name": "get_weather", "arguments": {"city": "X"}}</tool_call>'
+        "</think>\n",
+        [("tool_call", "get_weather", PARIS, None)],
+        id="think-block-holds-no-call",
+    ),
+    pytest.param(
+        'Maybe <tool_call>{"name": "get_weather", "arguments": {"city": "X"}}</tool_call></think>'
+        '\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+        "Maybe </think>\n",
+        [("tool_call", "get_weather", PARIS, None)],
+        id="think-opener-in-the-prompt-calls-before-the-closer-were-reasoning",
+    ),
+]  # fmt: skip
+
+
+def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
+    return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
+
+
+@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
+def test_family_read_in_one_piece(reply: str, text: str, calls: list[Any]) -> None:
+    reading = read_calls(reply, TOOLS)
+    assert (reading.text, calls_of(reading)) == (text, calls)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
+def test_family_streamed(reply: str, text: str, calls: list[Any], size: int) -> None:
+    reader = WordsReader(TOOLS)
+    shown = "".join(reader.feed(reply[i : i + size]) for i in range(0, len(reply), size))
+    end = reader.close()
+    assert (shown + end.text, calls_of(end)) == (text, calls)
+
+
+@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
+def test_family_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Any]) -> None:
+    rng = random.Random(reply)
+    for _ in range(5):
+        reader, shown, i = WordsReader(TOOLS), [], 0
+        while i < len(reply):
+            step = rng.randint(1, 8)
+            shown.append(reader.feed(reply[i : i + step].encode()))
+            i += step
+        end = reader.close()
+        assert ("".join(shown) + end.text, calls_of(end)) == (text, calls)
+
+
+# A reply cut inside its call (finish reason "length", a dropped stream) never becomes a call:
+# (reply, where the call's arguments are complete).
+CUT = [
+    pytest.param(p.values[0], p.values[0].rindex(done), id=p.id)
+    for p, done in zip(
+        [c for c in CASES if c.id in {
+            "hermes", "qwen3-coder-closers-inside-a-value", "llama3-python-tag-two-calls",
+            "llama4-pythonic", "mistral-pre-v11-list", "deepseek-v3-two-calls",
+            "deepseek-v31-markers-inside-a-json-string", "deepseek-v32-dsml", "glm45",
+            "kimi-k2-thinking-then-two-calls", "kimi-k3", "harmony-analysis-then-call",
+            "harmony-recipient-in-role-no-constrain-no-call-token", "gemma4-thought-then-call",
+        }],
+        ['"}}', "</parameter>\n</function>", '"}}', ")]", '"}', '3}', '"}', "2</", "3</",
+         '"}', "2<|close|>", '"}', '"}', "2}"],
+        strict=True,
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reply", "done"), CUT)
+def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> None:
+    whole = [(c.name, c.arguments) for c in read_calls(reply, TOOLS).calls if c.ok]
+    for cut in range(done - 12, done):
+        reading = read_calls(reply[:cut], TOOLS, cut_off=True)
+        made = [(c.name, c.arguments) for c in reading.calls if c.ok]
+        # Calls whole before the cut may stay; the one being written is never mended.
+        assert len(made) < len(whole), reply[:cut]
+        assert made == whole[: len(made)], reply[:cut]
