@@ -43,6 +43,8 @@ class Outcome(str, Enum):
     WRONG_ARGUMENTS = "wrong_arguments"
     WRONG_TOOL = "wrong_tool"
     NO_CALL = "no_call"
+    LEAKED = "leaked"
+    """A native prompt whose call came back in the reply's text: the server didn't parse it."""
     UNWANTED_CALL = "unwanted_call"
     CUT_OFF = "cut_off"
     REFUSED = "refused"
@@ -224,6 +226,8 @@ class Rates:
     no_call: int
     failed: int = 0
     """Cells whose request failed: not in ``total``, since a failure proves nothing."""
+    leaked: int = 0
+    """Native cells whose calls came back as text the server didn't parse."""
 
     @property
     def rate(self) -> float:
@@ -250,6 +254,17 @@ class Verdict:
     tools_declared: bool | None
     tools_observed: bool | None
     findings: tuple[str, ...]
+    leaks: tuple[Leak, ...] = ()
+    """Native calls left in the text, by family, with what fixes the server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Leak:
+    """Native cells whose calls the server left in the text, for one family's format."""
+
+    family: str
+    cells: tuple[str, ...]
+    fix: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from conchcheck.results import (
     Cell,
     DialectVerdict,
+    Leak,
     Mode,
     Outcome,
     Rates,
@@ -121,6 +122,7 @@ def rates(cells: Sequence[Cell], mode: str) -> Rates:
         refused_tools=sum(c.outcome is Outcome.REFUSED and c.refusal_kind == "tools" for c in mine),
         no_call=sum(c.outcome is Outcome.NO_CALL for c in mine),
         failed=len(ran) - len(mine),
+        leaked=sum(c.outcome is Outcome.LEAKED for c in mine),
     )
 
 
@@ -134,6 +136,8 @@ def decide_mode(native: Rates, words: Rates, threshold: float) -> tuple[Mode, st
     if words.total > 0 and words.rate >= threshold:
         if refused:
             why = "native tools were refused"
+        elif native.leaked:
+            why = "native calls leaked as text (the server didn't parse them)"
         elif native.passed == 0:
             why = "native calling never passed"
         elif not native_ok:
@@ -185,6 +189,13 @@ def decide(
             f"No schema refusal ruled out the more permissive {name} dialect (it was not "
             "tried, or its requests failed): the verdict stands on the dialects settled."
         )
+    leaks = _leaks(cells)
+    for leak in leaks:
+        count = len(leak.cells)
+        findings.append(
+            f"Native calls leaked as text in {count} cell{'s' * (count != 1)} "
+            f"({leak.family} format): {leak.fix}"
+        )
     for rates_, name in ((native, "native"), (words, "words")):
         if rates_.failed:
             findings.append(
@@ -193,8 +204,21 @@ def decide(
             )
     return Verdict(
         dialect, mode, reason, native, words, repairs, keywords, tools_declared, observed,
-        tuple(findings),
+        tuple(findings), leaks,
     )  # fmt: skip
+
+
+def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
+    """The native cells whose calls came back as text, by family, with the fix named."""
+    found: dict[str, tuple[list[str], str]] = {}
+    for cell in cells:
+        family = cell.extra.get("leaked_family")
+        if cell.stage is not Stage.NATIVE or not isinstance(family, str):
+            continue
+        fix = next((f.detail.partition(": ")[2] for f in cell.findings
+                    if f.code == "calls_leaked_as_text"), "")  # fmt: skip
+        found.setdefault(family, ([], fix))[0].append(cell.id)
+    return tuple(Leak(family, tuple(ids), fix) for family, (ids, fix) in found.items())
 
 
 def _tools_observed(cells: Sequence[Cell]) -> bool | None:

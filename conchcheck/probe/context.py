@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from conchcheck.core.leaks import Server
 from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
@@ -70,6 +71,15 @@ class ProbeOptions:
         return self.policy.concurrency or 1
 
 
+_SERVERS = {
+    "llamacpp": Server.LLAMACPP,
+    "vllm": Server.VLLM,
+    "sglang": Server.SGLANG,
+    "ollama": Server.OLLAMA,
+    "ollama-openai": Server.OLLAMA,
+}
+
+
 class Context:
     """One probe's shared state, as the stages see it."""
 
@@ -97,6 +107,11 @@ class Context:
         self.cells: list[Cell] = []
         self.catalogue: ModelInfo | None = None
         self.critical_path = 0
+
+    @property
+    def server(self) -> Server:
+        """The engine behind the endpoint, by its provider (for the fix a leak names)."""
+        return _SERVERS.get(self.target.provider.name, Server.OTHER)
 
     async def send(self, request: ChatRequest) -> Exchange:
         """Send within the budget; ``StopProbe`` once it is spent (nothing is recorded then)."""

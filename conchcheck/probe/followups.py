@@ -90,8 +90,8 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
     )
     if whole_x is None or streamed_x is None:
         raise StopProbe(ctx.budget.stopped or "the budget is spent")
-    whole = judge_native(cell_id, prompt, whole_x, tools, dialect)
-    streamed = judge_native(cell_id, prompt, streamed_x, tools, dialect)
+    whole = judge_native(cell_id, prompt, whole_x, tools, dialect, server=ctx.server)
+    streamed = judge_native(cell_id, prompt, streamed_x, tools, dialect, server=ctx.server)
     failed = [c for c in (whole, streamed) if c.outcome is Outcome.ERROR]
     if failed:
         # Two failures do not agree, and one failure is compared with nothing.

@@ -13,14 +13,15 @@ from typing import Any
 
 from conchcheck.core.arguments import ArgumentsResult, read_arguments
 from conchcheck.core.dialects import unwrap_arguments
+from conchcheck.core.leaks import Server, leaked_family, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import Tool
-from conchcheck.core.words import read_calls
+from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import CallReading, Cell, CellMode, Outcome, ReadCall, Stage
-from conchcheck.wire.chat import Reply, ToolCall
+from conchcheck.wire.chat import Finding, Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
 _OUTCOMES = {
@@ -83,8 +84,10 @@ def judge_native(
     tools: Sequence[Tool],
     dialect: str,
     attempt: int = 1,
+    server: Server = Server.OTHER,
 ) -> Cell:
-    """A native prompt's cell: the provider's calls read and judged."""
+    """A native prompt's cell: the provider's calls read and judged; calls found in the text
+    instead (the server didn't parse them) are read too, and the cell says they leaked."""
     common: dict[str, Any] = {"mode": CellMode.NATIVE, "attempt": attempt, "dialect": dialect}
     if not isinstance(exchange.outcome, Replied):
         return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, **common)
@@ -99,7 +102,34 @@ def judge_native(
     repairs = _unique(x.value for _, r in read if r is not None for x in r.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
     reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
-    leaks = [f.code for f in reply.findings if f.code == "call_markers_in_text"]
+    findings = reply.findings
+    extra: dict[str, Any] = {"native_calls": len(reply.tool_calls)}
+    leaked = () if reply.tool_calls or not reply.text.strip() else _leaked(reply, tools)
+    if leaked:
+        # Calls in the content with none native: the server didn't parse them (a missing
+        # --jinja or --tool-call-parser, a wrong template; provider-facts N09, vllm#21571).
+        family = leaked_family(leaked)
+        assert family is not None
+        fix = server_fix(family, server)
+        reading = _words_reading(leaked, reply.text, 0, "")
+        if prompt.expect.no_call:
+            # Any call, read or not, is one the prompt didn't need.
+            outcome = Outcome.UNWANTED_CALL
+            detail = "The model called a tool the prompt didn't need, and "
+        else:
+            wanted = [(c.name, c.arguments) for c in leaked if c.ok and c.name]
+            errors = [c.error for c in leaked if c.error]
+            judged, _ = _outcome(prompt, wanted, errors, (), False)
+            names = ", ".join(dict.fromkeys(c.name or "?" for c in leaked))
+            outcome = Outcome.LEAKED
+            detail = f"Native calls to {names} leaked as text; read from it they would be "
+            detail += f"{judged.value}; "
+        detail += f"the calls were in the {family.value} format. {fix}"
+        findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
+        extra |= {"leaked_family": family.value, "leaked_calls": len(leaked)}
+    extra["marker_leak"] = bool(leaked) or any(
+        f.code == "call_markers_in_text" for f in reply.findings
+    )
     return exchange_cell(
         cell_id,
         Stage.NATIVE,
@@ -110,10 +140,15 @@ def judge_native(
         repairs=repairs,
         reading=reading,
         calls=reply.tool_calls,
-        findings=reply.findings,
-        extra={"native_calls": len(reply.tool_calls), "marker_leak": bool(leaks)},
+        findings=findings,
+        extra=extra,
         **common,
     )
+
+
+def _leaked(reply: Reply, tools: Sequence[Tool]) -> tuple[WordsCall, ...]:
+    """Calls written in the text of a native reply, as a tolerant client would find them."""
+    return read_calls(reply.text, tools, cut_off=reply.cut_off).calls
 
 
 def judge_words(
@@ -134,24 +169,7 @@ def judge_words(
     failed = [c.error for c in reading.calls if c.error]
     repairs = _unique(x.value for c in reading.calls for x in c.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
-    evidence = CallReading(
-        tuple(
-            ReadCall(
-                c.form.value,
-                c.name,
-                c.ok,
-                c.arguments,
-                tuple(r.value for r in c.repairs),
-                tuple(c.reading.dropped) if c.reading is not None else (),
-                c.error,
-                c.raw[:RAW_LIMIT],
-            )
-            for c in reading.calls
-        ),
-        reading.text,
-        reading.fake_responses,
-        level,
-    )
+    evidence = _words_reading(reading.calls, reading.text, reading.fake_responses, level)
     # The calls a round trip answers: the ones read with a name, as the client would run them.
     calls = tuple(
         ToolCall(f"call_{i}", c.name, _json(c.arguments))
@@ -169,6 +187,27 @@ def judge_words(
         reading=evidence,
         calls=calls,
         **common,
+    )
+
+
+def _words_reading(calls: Sequence[WordsCall], text: str, fake: int, level: str) -> CallReading:
+    return CallReading(
+        tuple(
+            ReadCall(
+                c.form.value,
+                c.name,
+                c.ok,
+                c.arguments,
+                tuple(r.value for r in c.repairs),
+                tuple(c.reading.dropped) if c.reading is not None else (),
+                c.error,
+                c.raw[:RAW_LIMIT],
+            )
+            for c in calls
+        ),
+        text,
+        fake,
+        level,
     )
 
 

@@ -79,7 +79,9 @@ async def native_prompt(ctx: Context, prompt: Prompt, dialect: str, attempt: int
     if prior is not None:
         return prior
     exchange = await ctx.send(native_request(ctx, prompt, dialect))
-    cell = judge_native(cell_id, prompt, exchange, offered(ctx, prompt), dialect, attempt)
+    cell = judge_native(
+        cell_id, prompt, exchange, offered(ctx, prompt), dialect, attempt, ctx.server
+    )
     return ctx.record(cell)
 
 

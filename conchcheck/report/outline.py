@@ -220,6 +220,7 @@ def _rates(rates: Rates) -> str:
         f"{rates.passed}/{rates.total} passed ({rates.rate:.0%}): "
         f"{rates.clean} clean ({rates.clean_rate:.0%}), {after} after repair; "
         f"{rates.refused_tools} refused for tools, {rates.no_call} without a call"
+        + (f", {rates.leaked} leaked as text" if rates.leaked else "")
     )
 
 

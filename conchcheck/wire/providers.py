@@ -85,6 +85,7 @@ PROVIDERS: dict[str, Provider] = {
         _p("llamacpp", "openai", "http://127.0.0.1:8080/v1", None, catalogue=Catalogue.LLAMACPP,
            note="llama.cpp's llama-server"),
         _p("vllm", "openai", "http://127.0.0.1:8000/v1", None),
+        _p("sglang", "openai", "http://127.0.0.1:30000/v1", None),
         _p("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
         _p("groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
         _p("together", "openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),

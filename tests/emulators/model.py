@@ -125,6 +125,29 @@ WORDS = {
 }
 
 
+# Family formats a server may leave unparsed in content (tests/test_families.py has their
+# sources): DeepSeek V3.1, GLM 4.7, Kimi K2.
+WORDS |= {
+    "deepseek_v31": lambda n, a: (
+        f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{json.dumps(a)}"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
+    "glm47": lambda n, a: (
+        f"<tool_call>{n}"
+        + "".join(f"<arg_key>{k}</arg_key><arg_value>{_text(v)}</arg_value>" for k, v in a.items())
+        + "</tool_call>"
+    ),
+    "kimi_k2": lambda n, a: (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0"
+        f"<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|><|tool_calls_section_end|>"
+    ),
+}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def answers_in_words(form: str, name: str, arguments: dict[str, Any]) -> Behaviour:
     """Writes its call as text in ``form`` (the provider sees plain content)."""
     return lambda asked: Answer(text=WORDS[form](name, arguments))

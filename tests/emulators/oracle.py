@@ -46,8 +46,11 @@ def oracle(
     words: bool = True,
     sloppy: str | None = None,
     form: str = "hermes",
+    leak: str | None = None,
 ) -> Behaviour:
-    """Answers every prompt of ``matrix`` correctly, natively and/or in words."""
+    """Answers every prompt of ``matrix`` correctly, natively and/or in words; with ``leak``,
+    a native call comes back as text in that family's format (a server that didn't parse it).
+    """
     prompts = {p.user: p for p in matrix.prompts}
 
     def behave(asked: Asked) -> Answer:
@@ -64,6 +67,8 @@ def oracle(
         if asked.tools:
             if not native:
                 return Answer(text="I would rather not use tools.")
+            if leak is not None:
+                return Answer(text="\n".join(WORDS[leak](name, args) for name, args in calls))
             text = (lambda a: SLOPPY[sloppy](a)) if sloppy else json.dumps
             return Answer(
                 calls=[Call(name, text(args)) for name, args in calls], finish="tool_calls"

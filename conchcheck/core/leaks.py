@@ -1,0 +1,147 @@
+"""Calls leaked as text: which family's format a native reply's content holds, and what fixes
+the server that left it unparsed (issue 9, section 3).
+
+The parser names come from each engine's own list (docs/research/call-formats-*.md cites
+them): vLLM's docs "Tool Calling" and ``vllm/tool_parsers/__init__.py``; SGLang's docs "Tool
+Parser" and ``ToolCallParserEnum``; llama.cpp's ``docs/function-calling.md`` and
+``common/chat.cpp``; Ollama's ``docs/template.mdx`` and ``model/parsers/parsers.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+
+from conchcheck.core.words import CallForm, WordsCall
+
+
+class Server(str, Enum):
+    """The engine behind an endpoint, as far as the probe can tell."""
+
+    LLAMACPP = "llamacpp"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    OLLAMA = "ollama"
+    OTHER = "other"
+
+
+class Family(str, Enum):
+    """A model family's own tool-call format (its chat template's)."""
+
+    HERMES = "hermes"
+    QWEN3_CODER = "qwen3_coder"
+    LLAMA3 = "llama3"
+    LLAMA3_PYTHONIC = "llama3_pythonic"
+    LLAMA4 = "llama4"
+    MISTRAL = "mistral"
+    DEEPSEEK_V3 = "deepseek_v3"
+    DEEPSEEK_V31 = "deepseek_v31"
+    DEEPSEEK_V32 = "deepseek_v32"
+    DEEPSEEK_V4 = "deepseek_v4"
+    GLM45 = "glm45"
+    GLM47 = "glm47"
+    KIMI_K2 = "kimi_k2"
+    KIMI_K3 = "kimi_k3"
+    GPT_OSS = "gpt_oss"
+    GEMMA4 = "gemma4"
+    NONE = "none"
+    """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): no server
+    parser reads it, only a client reading calls from text."""
+
+
+_BY_FORM = {
+    CallForm.TOOL_CALL: Family.HERMES,
+    CallForm.XML_PARAMETERS: Family.QWEN3_CODER,
+    CallForm.FUNCTION_TAG: Family.LLAMA3,
+    CallForm.PYTHON_TAG: Family.LLAMA3,
+    CallForm.PYTHONIC: Family.LLAMA3_PYTHONIC,
+    CallForm.LLAMA4_PYTHONIC: Family.LLAMA4,
+    CallForm.MISTRAL: Family.MISTRAL,
+    CallForm.DEEPSEEK_V3: Family.DEEPSEEK_V3,
+    CallForm.DEEPSEEK_V31: Family.DEEPSEEK_V31,
+    CallForm.DEEPSEEK_DSML: Family.DEEPSEEK_V32,
+    CallForm.DEEPSEEK_V4: Family.DEEPSEEK_V4,
+    CallForm.GLM: Family.GLM45,
+    CallForm.KIMI_K2: Family.KIMI_K2,
+    CallForm.KIMI_K3: Family.KIMI_K3,
+    CallForm.HARMONY: Family.GPT_OSS,
+    CallForm.GEMMA4: Family.GEMMA4,
+    CallForm.FENCE: Family.NONE,
+    CallForm.TOOL_CALL_FENCE: Family.NONE,
+    CallForm.GENERIC: Family.NONE,
+    CallForm.BARE_JSON: Family.NONE,
+}
+
+# (vLLM --tool-call-parser, SGLang --tool-call-parser, Ollama built-in PARSER or None)
+_PARSERS: dict[Family, tuple[str, str, str | None]] = {
+    Family.HERMES: ("hermes", "qwen25", None),
+    Family.QWEN3_CODER: ("qwen3_coder", "qwen3_coder", "qwen3-coder"),
+    Family.LLAMA3: ("llama3_json", "llama3", None),
+    Family.LLAMA3_PYTHONIC: ("pythonic", "pythonic", None),
+    Family.LLAMA4: ("llama4_pythonic", "pythonic", None),
+    Family.MISTRAL: ("mistral", "mistral", "ministral"),
+    Family.DEEPSEEK_V3: ("deepseek_v3", "deepseekv3", "deepseek3"),
+    Family.DEEPSEEK_V31: ("deepseek_v31", "deepseekv31", "deepseek3"),
+    Family.DEEPSEEK_V32: ("deepseek_v32", "deepseekv32", None),
+    Family.DEEPSEEK_V4: ("deepseek_v4", "deepseekv4", None),
+    Family.GLM45: ("glm45", "glm45", None),
+    Family.GLM47: ("glm47", "glm47", "glm-4.7"),
+    Family.KIMI_K2: ("kimi_k2", "kimi_k2", None),
+    Family.KIMI_K3: ("kimi_k3", "kimi_k3", None),
+    Family.GPT_OSS: ("openai", "gpt-oss", "harmony"),
+    Family.GEMMA4: ("gemma4", "gemma4", "gemma4"),
+}
+
+
+def family_of(call: WordsCall) -> Family:
+    """The family whose own format ``call`` was written in."""
+    family = _BY_FORM[call.form]
+    # GLM 4.5/4.6 put a newline after the name; 4.7 writes none (zai-org chat templates).
+    if family is Family.GLM45 and "\n" not in call.raw.partition("<arg_key>")[0]:
+        return Family.GLM47 if "<arg_key>" in call.raw else Family.GLM45
+    return family
+
+
+def leaked_family(calls: Iterable[WordsCall]) -> Family | None:
+    """The family of the calls found in a native reply's text (the first call's), or None."""
+    return next((family_of(call) for call in calls), None)
+
+
+def server_fix(family: Family, server: Server) -> str:
+    """One sentence: what makes ``server`` parse ``family``'s calls into native tool calls."""
+    if family is Family.NONE:
+        return (
+            "The model wrote its call as plain JSON without its chat template's tool-call "
+            "markers, which no server parser reads: read calls from the text (tools in words) "
+            "or use a model that follows its template."
+        )
+    vllm, sglang, ollama = _PARSERS[family]
+    fixes = {
+        Server.LLAMACPP: (
+            "start llama-server with Jinja templates on (--jinja; recent builds default to it, "
+            "so drop --no-jinja) and the model's own chat template, or pass one that writes "
+            f"{family.value} tool calls with --chat-template-file"
+        ),
+        Server.VLLM: f"start vLLM with --enable-auto-tool-choice --tool-call-parser {vllm}",
+        Server.SGLANG: f"start SGLang with --tool-call-parser {sglang}",
+        Server.OLLAMA: (
+            "the model's Ollama template has no tools section: add {{ if .Tools }} … {{ end }} "
+            "to the Modelfile TEMPLATE" + (f", or set PARSER {ollama}" if ollama else "")
+        ),
+    }
+    if server is Server.OTHER:
+        return (
+            "The server didn't parse the calls. "
+            + "; ".join(
+                f"{name}: {fixes[kind]}"
+                for name, kind in (
+                    ("llama.cpp", Server.LLAMACPP),
+                    ("vLLM", Server.VLLM),
+                    ("SGLang", Server.SGLANG),
+                    ("Ollama", Server.OLLAMA),
+                )
+            )
+            + "."
+        )
+    fix = fixes[server]
+    return f"The server didn't parse the calls: {fix}."

@@ -1,0 +1,152 @@
+"""Calls leaked as text (issue 9, section 3): a native reply whose content holds calls the
+server didn't parse is "leaked", names the family, and says what fixes the server at hand.
+
+Parser names: vLLM docs "Tool Calling" and vllm/tool_parsers/__init__.py, SGLang docs "Tool
+Parser" and ToolCallParserEnum, llama.cpp docs/function-calling.md, Ollama docs/template.mdx
+and model/parsers/parsers.go (docs/research/call-formats-*.md, section 6 and 4, cite commits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conchcheck.core.leaks import Family, Server, family_of, server_fix
+from conchcheck.core.words import read_calls
+from conchcheck.matrix import load_matrix
+from tests.emulators.model import WORDS, Answer, Asked
+from tests.emulators.openai_api import OpenAIEmulator
+from tests.emulators.oracle import oracle
+from tests.emulators.server import EmulatorServer, Handler
+from tests.test_probe_profiles import probe, written
+
+Serve = Callable[[Handler], EmulatorServer]
+MATRIX = load_matrix("default")
+TOOLS = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}]
+
+
+@pytest.mark.parametrize(
+    ("family", "server", "fix"),
+    [
+        pytest.param(Family.HERMES, Server.VLLM,
+                     "The server didn't parse the calls: start vLLM with "
+                     "--enable-auto-tool-choice --tool-call-parser hermes.", id="vllm-hermes"),
+        pytest.param(Family.DEEPSEEK_V31, Server.SGLANG,
+                     "The server didn't parse the calls: start SGLang with --tool-call-parser "
+                     "deepseekv31.", id="sglang-deepseek-v31"),
+        pytest.param(Family.GPT_OSS, Server.VLLM,
+                     "The server didn't parse the calls: start vLLM with "
+                     "--enable-auto-tool-choice --tool-call-parser openai.", id="vllm-gpt-oss"),
+        pytest.param(Family.GEMMA4, Server.OLLAMA,
+                     "The server didn't parse the calls: the model's Ollama template has no "
+                     "tools section: add {{ if .Tools }} … {{ end }} to the Modelfile TEMPLATE, "
+                     "or set PARSER gemma4.", id="ollama-gemma4"),
+        pytest.param(Family.QWEN3_CODER, Server.LLAMACPP,
+                     "The server didn't parse the calls: start llama-server with Jinja templates "
+                     "on (--jinja; recent builds default to it, so drop --no-jinja) and the "
+                     "model's own chat template, or pass one that writes qwen3_coder tool calls "
+                     "with --chat-template-file.", id="llamacpp-qwen3-coder"),
+    ],
+)  # fmt: skip
+def test_the_fix_names_the_servers_own_flag(family: Family, server: Server, fix: str) -> None:
+    assert server_fix(family, server) == fix
+
+
+def test_an_unknown_server_gets_every_engines_fix() -> None:
+    fix = server_fix(Family.KIMI_K2, Server.OTHER)
+    for part in ("--tool-call-parser kimi_k2", "SGLang: start SGLang with --tool-call-parser",
+                 "llama.cpp: start llama-server", "Ollama: the model's Ollama template"):  # fmt: skip
+        assert part in fix, part
+
+
+def test_plain_json_names_no_server_flag() -> None:
+    assert "no server parser reads" in server_fix(Family.NONE, Server.VLLM)
+
+
+@pytest.mark.parametrize(
+    ("reply", "family"),
+    [
+        pytest.param("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
+                     Family.GLM45, id="glm45-newlines"),
+        pytest.param("<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>",
+                     Family.GLM47, id="glm47-no-newlines"),
+        pytest.param('<tool_call>{"name": "f", "arguments": {"a": "x"}}</tool_call>',
+                     Family.HERMES, id="hermes"),
+        pytest.param('{"name": "f", "arguments": {"a": "x"}}', Family.NONE, id="bare-json"),
+        pytest.param('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":"x"}',
+                     Family.GPT_OSS, id="harmony"),
+    ],
+)  # fmt: skip
+def test_family_of_a_call(reply: str, family: Family) -> None:
+    (call,) = read_calls(reply, TOOLS).calls
+    assert family_of(call) is family
+
+
+LEAKS = [
+    pytest.param("vllm:m", "deepseek_v31", "deepseek_v31",
+                 "--enable-auto-tool-choice --tool-call-parser deepseek_v31", id="vllm-deepseek"),
+    pytest.param("sglang:m", "glm47", "glm47", "--tool-call-parser glm47", id="sglang-glm47"),
+    pytest.param("llamacpp:m", "hermes", "hermes", "--chat-template-file", id="llamacpp-hermes"),
+    pytest.param("ollama-openai:m", "kimi_k2", "kimi_k2", "{{ if .Tools }}", id="ollama-kimi"),
+    pytest.param("vllm:m", "bare_json", "none", "no server parser reads", id="vllm-bare-json"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("target", "form", "family", "fix"), LEAKS)
+def test_a_server_that_leaves_calls_in_the_text(
+    serve: Serve, tmp_path: Path, target: str, form: str, family: str, fix: str
+) -> None:
+    """Over loopback: the endpoint answers every native prompt with the call as text in a
+    family's format, and writes good calls in words. Every native prompt that wants a call is
+    "leaked" (not "no_call"), with the calls read from the text; the verdict is words, says
+    native calls leaked, and names the fix for the server at hand."""
+    server = serve(OpenAIEmulator(oracle(MATRIX, leak=form)))
+    code, outcome, _, err = probe(server, target, tmp_path)
+    assert code == 0, err
+    verdict = outcome["result"]["verdict"]
+    assert verdict["mode"] == "words"
+    assert "native calls leaked as text (the server didn't parse them)" in verdict["reason"]
+    results = written(tmp_path)
+    native = [c for c in results["cells"] if c["stage"] == "native"]
+    calling = {p.id for p in MATRIX.prompts if not p.expect.no_call}
+    outcomes = {c["case"]: c["outcome"] for c in native}
+    assert {case for case, o in outcomes.items() if o == "leaked"} == calling
+    assert {o for case, o in outcomes.items() if case not in calling} == {"pass"}
+    leaked = next(c for c in native if c["outcome"] == "leaked")
+    assert leaked["extra"]["leaked_family"] == family
+    assert leaked["reading"]["calls"] and all(c["ok"] for c in leaked["reading"]["calls"])
+    assert (
+        "leaked as text; read from it they would be pass; the calls were in the"
+        in (leaked["detail"])
+    )
+    (leak,) = results["verdict"]["leaks"]
+    assert (leak["family"], len(leak["cells"])) == (family, len(calling))
+    assert fix in leak["fix"]
+    assert results["verdict"]["native"]["leaked"] == len(calling)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"Native calls leaked as text in {len(calling)} cells ({family} format)" in report
+
+
+def test_a_leaked_call_without_need_is_an_unwanted_call(serve: Serve, tmp_path: Path) -> None:
+    """Qwen2.5-Coder's way (provider-facts): a call for a prompt that needs none, left in the
+    text, is a call made without need, and still a leak."""
+    prompt = next(p for p in MATRIX.prompts if p.expect.no_call)
+    answers = oracle(MATRIX, leak="bare_json")
+
+    def eager(asked: Asked) -> Answer:
+        if asked.tools and asked.messages[-1]["content"] == prompt.user:
+            return Answer(text=WORDS["bare_json"](asked.tools[0]["name"], {}))
+        return answers(asked)
+
+    server = serve(OpenAIEmulator(eager))
+    code, _, _, err = probe(server, "vllm:m", tmp_path)
+    assert code == 0, err
+    cell = next(
+        c for c in written(tmp_path)["cells"] if c["stage"] == "native" and c["case"] == prompt.id
+    )
+    assert (cell["outcome"], cell["extra"]["leaked_family"]) == ("unwanted_call", "none")
+    assert cell["detail"].startswith(
+        "The model called a tool the prompt didn't need, and the calls were in the none format."
+    )
