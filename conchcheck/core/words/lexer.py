@@ -84,6 +84,12 @@ _BACKSLASHES = re.compile(r"\\+\Z")
 _SPACE = re.compile(r"\s*")
 
 
+def first_anywhere(text: str, markers: tuple[str, ...]) -> tuple[int, str] | None:
+    """The first of ``markers`` in ``text``, inside a value or not (a block never closed)."""
+    hits = [(i, m) for m in markers if (i := text.find(m)) >= 0]
+    return min(hits) if hits else None
+
+
 class Lexer:
     """Finds the first of ``markers`` outside every value, across chunks, reading each once.
 
@@ -126,12 +132,12 @@ class Lexer:
         self._depth = 0
         self._carry = ""
         self._offset = 0  # characters fed so far
-        self.first_anywhere: tuple[int, str] | None = None
-        """The first marker seen at all, inside a value or not (for a block never closed)."""
         self.spans: list[tuple[str, int, int]] = []
         """Each tagged value read: (its opening tag, where its text starts, where it ends)."""
         self._opened: tuple[str, int] | None = None
         self._cut = False
+        self.unread = 0
+        """Characters at the end of the last ``feed(keep=False)`` left for the caller."""
 
     @property
     def fed(self) -> int:
@@ -148,14 +154,24 @@ class Lexer:
         """Whether the text fed so far ends inside a string or a tagged value."""
         return self._in is not _In.CODE
 
-    def feed(self, text: str) -> tuple[int, str] | None:
-        """Read ``text``; the first marker outside values as (offset in all text fed, marker)."""
-        window = self._carry + text
-        base = self._offset - len(self._carry)
-        self._offset += len(text)
+    def feed(self, text: str, start: int = 0, *, keep: bool = True) -> tuple[int, str] | None:
+        """Read ``text[start:]``; the first marker outside values, as (offset in all the text
+        fed, marker). The text is scanned in place, so feeding the rest of a long reply costs
+        only what is read. ``keep=False``: an end that may begin a marker is not kept but
+        left ``unread``, for the caller to feed again with what follows.
+        """
+        if self._carry:
+            window, base, pos = self._carry + text[start:], self._offset - len(self._carry), 0
+        else:
+            window, base, pos = text, self._offset - start, start
+        self._offset += len(text) - start
         self._carry = ""
-        self._note_anywhere(window, base)
-        return self._scan(window, base, final=False)
+        found = self._scan(window, base, final=False, pos=pos)
+        self.unread = 0
+        if not keep and found is None:
+            self.unread, self._carry = len(self._carry), ""
+            self._offset -= self.unread
+        return found
 
     def finish(self, *, cut_off: bool = False) -> tuple[int, str] | None:
         """End of input: a closer still waiting for what follows it ends the block, unless
@@ -301,14 +317,6 @@ class Lexer:
         for values in self.values:
             index = min(index, self._tail(window, pos, [], values.opener_prefix))
         return index
-
-    def _note_anywhere(self, window: str, base: int) -> None:
-        if self.first_anywhere is not None:
-            return
-        hits = [(i, m) for m in self.markers if (i := window.find(m)) >= 0]
-        if hits:
-            index, marker = min(hits)
-            self.first_anywhere = (base + index, marker)
 
 
 def _may_begin(rest: str, follows: tuple[str, ...]) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from conchcheck.core.tools import Tool, as_tools
 from conchcheck.core.words.blocks import BY_OPENER, REASONING_ENDS, Block, Role
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call, names_offered_tool
-from conchcheck.core.words.lexer import Lexer
+from conchcheck.core.words.lexer import Lexer, first_anywhere
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +46,14 @@ def read_calls(
 
 _FENCE = "```"
 _MARKERS = tuple(sorted((*BY_OPENER, _FENCE, *REASONING_ENDS), key=len, reverse=True))
-_PREFIXES = sorted({m[:i] for m in _MARKERS for i in range(1, len(m))}, key=len, reverse=True)
 _MARKER_RE = re.compile("|".join(re.escape(m) for m in _MARKERS))
-# The longest end of the text that could begin a marker (searched in the last few characters).
-_PART_RE = re.compile("(?:" + "|".join(re.escape(p) for p in _PREFIXES) + r")\Z")
 _LONGEST = max(len(m) for m in _MARKERS)
+_PREFIX_SET = frozenset(m[:i] for m in _MARKERS for i in range(1, len(m)))
+_STARTS = re.compile("[" + re.escape("".join(sorted({m[0] for m in _MARKERS}))) + "]")
 assert {m[0] for m in _MARKERS} <= set("<[`"), "feed's fast path knows only these"
 _HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 _MAX_FENCE_INFO = 40
+_MAX_NAME = 200
 _FALLBACKS = 16
 """Unclosed blocks split at a marker inside a value (a string the model never closed) per
 reply; past this the block runs to the end, so a hostile reply can't make the reader rescan."""
@@ -110,73 +110,79 @@ class WordsReader:
         ):
             return text
         out: list[str] = []
-        rest: str | None = text
-        while rest:
-            rest = self._step(rest, out)
+        self._read(text, out)
         return "".join(out)
 
     def close(self, *, cut_off: bool = False) -> WordsReading:
         """End the reply: the words still held, every call, and the count of fake results."""
         out: list[str] = []
         rest: str | None = self._bytes.decode(b"", final=True)
-        while True:
-            while rest:
-                rest = self._step(rest, out)
+        while rest is not None:
+            self._read(rest, out)
             rest = self._finish(out, cut_off=cut_off)
-            if not rest:
-                break
         self._state = _State.TEXT
         calls, self._calls = tuple(self._calls), []
         return WordsReading(calls, "".join(out), self._fake, self._in_reasoning)
 
-    # -- one state at a time: each step consumes input and returns what is left -------------
+    def _read(self, text: str, out: list[str]) -> None:
+        # Every step reads on from a position in ``text`` (never a copy of the rest), and
+        # what it can't decide yet waits in ``_pending`` for the next chunk.
+        if self._pending:
+            text, self._pending = self._pending + text, ""
+        pos = 0
+        while pos < len(text):
+            pos = self._step(text, pos, out)
 
-    def _step(self, text: str, out: list[str]) -> str | None:
+    # -- one state at a time: each step reads from ``pos`` and returns where it stopped -------
+
+    def _step(self, text: str, pos: int, out: list[str]) -> int:
         state = self._state
         if state is _State.TEXT:
-            return self._text(text, out)
+            return self._text(text, pos, out)
         if state is _State.BLOCK:
-            return self._body(text, out)
+            return self._body(text, pos, out)
         if state is _State.START:
-            return self._start(text)
+            return self._start(text, pos, out)
         if state is _State.WHOLE:
-            self._parts.append(text)
-            return None
+            self._parts.append(text[pos:] if pos else text)
+            return len(text)
         if state is _State.HEAD:
-            return self._head_step(text, out)
-        return self._fence_info(text, out)
+            return self._head_step(text, pos, out)
+        return self._fence_info(text, pos, out)
 
-    def _start(self, text: str) -> str | None:
-        pending = self._pending + text
-        lead = pending.lstrip()
+    def _start(self, text: str, pos: int, out: list[str]) -> int:
+        rest = text[pos:] if pos else text
+        lead = rest.lstrip()
         # A reply that opens with a marker is read as words; one that opens with JSON or
         # with an offered tool's name and "(" is held whole, since only all of it can say.
-        if not lead or any(m.startswith(lead) and m != lead for m in _MARKERS):
-            self._pending = pending
-            return None
+        if not lead:
+            self._parts.append(rest)  # leading space: kept aside, never read again
+            return len(text)
+        if len(lead) < _LONGEST and any(m.startswith(lead) and m != lead for m in _MARKERS):
+            self._pending = rest
+            return len(text)
         if not lead.startswith(_MARKERS):
             if lead[0] in "{[" or lead.startswith(self._openers):
-                self._state, self._pending = _State.WHOLE, ""
-                self._parts = [pending]
-                return None
-            if any(opener.startswith(lead) for opener in self._openers):
-                self._pending = pending
-                return None
-        self._state, self._pending = _State.TEXT, ""
-        return pending
+                self._state = _State.WHOLE
+                self._parts.append(rest)
+                return len(text)
+            if len(lead) < _MAX_NAME and any(o.startswith(lead) for o in self._openers):
+                self._pending = rest
+                return len(text)
+        self._state = _State.TEXT
+        out.append("".join(self._parts))
+        self._parts = []
+        return pos
 
-    def _text(self, text: str, out: list[str]) -> str | None:
-        window = self._pending + text
-        match = _MARKER_RE.search(window)
+    def _text(self, text: str, pos: int, out: list[str]) -> int:
+        match = _MARKER_RE.search(text, pos)
         if match is None:
-            part = _PART_RE.search(window, max(0, len(window) - _LONGEST + 1))
-            keep = 0 if part is None else len(window) - part.start()
-            out.append(window[: len(window) - keep])
-            self._pending = window[len(window) - keep :]
-            return None
-        out.append(window[: match.start()])
-        self._pending = ""
-        marker, rest = match.group(), window[match.end() :]
+            end = _partial_start(text, max(pos, len(text) - _LONGEST + 1))
+            out.append(text[pos:end])
+            self._pending = text[end:]
+            return len(text)
+        out.append(text[pos : match.start()])
+        marker = match.group()
         if marker in REASONING_ENDS:
             # The server took the opener (Qwen3 and DeepSeek templates put <think> in the
             # prompt): everything before was reasoning, and its calls were never calls.
@@ -192,7 +198,7 @@ class WordsReader:
                 self._state, self._block = _State.HEAD, block
             else:
                 self._begin(block, out)
-        return rest or None
+        return match.end()
 
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
@@ -205,51 +211,49 @@ class WordsReader:
         end = block.head_end if block is not None and block.head_end is not None else ""
         return self._head + end if self._head or end else ""
 
-    def _head_step(self, text: str, out: list[str]) -> str | None:
+    def _head_step(self, text: str, pos: int, out: list[str]) -> int:
         block = self._block
         assert block is not None and block.head_end is not None
-        head = self._head + text
-        end = head.find(block.head_end)
-        seen = head[: end if end >= 0 else len(head)]
-        # A function name holds no newline and no tag; a Harmony header no newline.
-        broken = "\n" in seen or (block.head_end == ">" and "<" in seen)
-        if end < 0 and len(head) <= block.head_limit and not broken:
-            self._head = head
-            return None
-        if end < 0 or end > block.head_limit or broken:
+        stop = min(len(text), pos + block.head_limit + len(block.head_end))
+        end = text.find(block.head_end, pos, stop)
+        seen = text[pos : end if end >= 0 else stop]
+        # A head holds no newline and no second opener; a function name holds no tag.
+        broken = "\n" in seen or self._opener in seen or (block.head_end == ">" and "<" in seen)
+        if end < 0 and not broken and stop == len(text):
+            self._pending = text[pos:]  # the head goes on in the next chunk
+            return len(text)
+        if end < 0 or broken:
             out.append(self._opener)  # not a block after all: words, read again as such
-            self._state, self._head = _State.TEXT, ""
-            return head
-        self._head = head[:end]
+            self._state = _State.TEXT
+            return pos
+        self._head = text[pos:end]
         self._begin(block.after_head(self._head), out)
-        return head[end + len(block.head_end) :] or None
+        return end + len(block.head_end)
 
-    def _body(self, text: str, out: list[str]) -> str | None:
+    def _body(self, text: str, pos: int, out: list[str]) -> int:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
-        found = lexer.feed(text)
-        if block.role is Role.REASONING:
-            # Shown as it comes, less what may begin its closer.
-            window = "".join(self._parts) + text
-            if found is None:
-                keep = lexer.carried
-                out.append(window[: len(window) - keep])
-                self._parts = [window[len(window) - keep :]] if keep else []
-                return None
-            shown = lexer.fed - len(window)
-            cut = found[0] - shown
-            end = cut + len(found[1]) if found[1] in block.closers else cut
-            out.append(window[:end])
-            self._to_text()
-            return window[end:] or None
-        self._parts.append(text)
+        before = lexer.fed
+        found = lexer.feed(text, pos, keep=False)
         if found is None:
-            return None
-        whole = "".join(self._parts)
+            end = len(text) - lexer.unread
+            self._pending = text[end:]
+            if block.role is Role.REASONING:
+                out.append(text[pos:end])  # shown as it comes
+            else:
+                self._parts.append(text[pos:end])
+            return len(text)
         index, marker = found
         closed = marker in block.closers
-        self._end(whole[:index], marker if closed else "", out, cut_off=False)
-        return whole[index + len(marker) if closed else index :] or None
+        cut = pos + index - before
+        end = cut + len(marker) if closed else cut
+        if block.role is Role.REASONING:
+            out.append(text[pos:end])
+            self._to_text()
+            return end
+        self._parts.append(text[pos:cut])
+        self._end("".join(self._parts), marker if closed else "", out, cut_off=False)
+        return end
 
     def _end(self, body: str, closer: str, out: list[str], *, cut_off: bool) -> None:
         """A block ended (``closer`` empty when nothing closed it): read it, then words."""
@@ -271,19 +275,18 @@ class WordsReader:
         self._state, self._block, self._lexer = _State.TEXT, None, None
         self._parts, self._head, self._opener = [], "", ""
 
-    def _fence_info(self, text: str, out: list[str]) -> str | None:
-        # The info string is bounded by _MAX_FENCE_INFO, so joining it to each chunk stays
-        # linear.
-        info = self._head + text
-        end = info.find("\n")
-        if end < 0 and len(info) <= _MAX_FENCE_INFO:
-            self._head = info
-            return None
-        if end < 0 or end > _MAX_FENCE_INFO:
+    def _fence_info(self, text: str, pos: int, out: list[str]) -> int:
+        # The info string is bounded by _MAX_FENCE_INFO: only that much is ever read again.
+        stop = min(len(text), pos + _MAX_FENCE_INFO + 1)
+        end = text.find("\n", pos, stop)
+        if end < 0 and stop == len(text):
+            self._pending = text[pos:]
+            return len(text)
+        if end < 0:
             out.append(_FENCE)  # not a fence opening after all
-            self._state, self._head = _State.TEXT, ""
-            return info
-        self._head, self._opener = info[:end], _FENCE
+            self._state = _State.TEXT
+            return pos
+        self._head, self._opener = text[pos:end], _FENCE
         if self._head.strip().lower() in _HELD_FENCES:
             self._begin(_HELD_FENCE, out)
         else:
@@ -291,7 +294,7 @@ class WordsReader:
             self._head = ""
             self._begin(_PASSED_FENCE, out)
             out.pop()  # _begin shows a passed block's opener; this one is shown above
-        return info[end + 1 :] or None
+        return end + 1
 
     def _fence_done(self, body: str, out: list[str], *, cut_off: bool) -> None:
         info = self._head
@@ -310,48 +313,55 @@ class WordsReader:
         """End of the reply in the current state; text to read again, if any."""
         state, pending = self._state, self._pending
         self._pending = ""
-        if state in (_State.START, _State.TEXT):
+        if state is _State.TEXT:
             out.append(pending)
+        elif state is _State.START:
+            out.append("".join(self._parts) + pending)
+            self._to_text()
         elif state is _State.WHOLE:
             calls, words = self._reader.whole("".join(self._parts), cut_off=cut_off)
             self._calls += calls
             out.append(words)
             self._to_text()
         elif state is _State.FENCE_INFO:
-            out.append(_FENCE + self._head)
+            out.append(_FENCE + pending)
             self._to_text()
         elif state is _State.HEAD:
             block = self._block
             assert block is not None
             if cut_off and block.role is Role.CALLS:
-                self._calls.append(cut_call(block.form, self._opener + self._head))
+                self._calls.append(cut_call(block.form, self._opener + pending))
             else:
-                out.append(self._opener + self._head)
+                out.append(self._opener + pending)
             self._to_text()
         else:
-            return self._finish_block(out, cut_off=cut_off)
+            return self._finish_block(pending, out, cut_off=cut_off)
         return None
 
-    def _finish_block(self, out: list[str], *, cut_off: bool) -> str | None:
+    def _finish_block(self, tail: str, out: list[str], *, cut_off: bool) -> str | None:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
-        found = lexer.finish(cut_off=cut_off)
-        whole = "".join(self._parts)
+        start = lexer.fed
+        found = lexer.feed(tail) or lexer.finish(cut_off=cut_off)
         if block.role is Role.REASONING:
-            out.append(whole)
+            # Shown as it came; only the tail is left, and what follows its closer.
+            end = len(tail) if found is None else found[0] - start
+            end += len(found[1]) if found is not None and found[1] in block.closers else 0
+            out.append(tail[:end])
             self._to_text()
-            return None
+            return tail[end:] or None
+        self._parts.append(tail)
+        whole = "".join(self._parts)
         if (
             found is None
             and not cut_off  # a cut reply leaves its last value open: that is the cut
             and lexer.in_value
-            and lexer.first_anywhere is not None
             and self._fallbacks < _FALLBACKS
         ):
             # A string or value never closed swallowed the closer: the model's quoting broke,
             # so the first closer seen anywhere ends the block after all.
-            self._fallbacks += 1
-            found = lexer.first_anywhere
+            found = first_anywhere(whole, (*block.closers, *block.reopen))
+            self._fallbacks += found is not None
         if found is None:
             self._end(whole, "", out, cut_off=cut_off)
             return None
@@ -359,3 +369,12 @@ class WordsReader:
         closed = marker in block.closers
         self._end(whole[:index], marker if closed else "", out, cut_off=False)
         return whole[index + len(marker) if closed else index :] or None
+
+
+def _partial_start(text: str, start: int) -> int:
+    """Where the longest end of ``text`` (from ``start``) that could begin a marker starts."""
+    while (hit := _STARTS.search(text, start)) is not None:
+        if text[hit.start() :] in _PREFIX_SET:
+            return hit.start()
+        start = hit.start() + 1
+    return len(text)

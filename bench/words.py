@@ -1,0 +1,94 @@
+"""Benchmark the words reader: linear in its input, and about as fast streamed as whole.
+
+Run: .venv/bin/python bench/words.py [--quick]
+
+Prints two tables (issue 9, section 2), each row's ratio against a baseline measured in the
+same run and the bound it must stay within:
+- linearity: 1 MB of one repeated opener (hostile input) read in at most 12x the time of
+  100 KB of the same (a linear reader takes about 10x);
+- streaming: the same reply fed as deltas arrive (1-8 characters, random) within 1.5x of one
+  piece, and one character at a time within 4x.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+from timing import best
+
+from conchcheck.core.words import WordsReader, read_calls
+
+QUICK = "--quick" in sys.argv
+TOOLS = [
+    {
+        "name": "remember",
+        "parameters": {"type": "object", "properties": {"fact": {"type": "string"}}},
+    }
+]
+OPENERS = [
+    "<tool_call>", "```", "[TOOL_CALLS]", "<function=", "<|python_tag|>", '<tool_call>{"a": "',
+    "<｜tool▁calls▁begin｜>", "<｜DSML｜function_calls>", "<|tool_calls_section_begin|>",
+    "<|channel|>", "<|tool_call>", "<think>", "<parameter=x>", "</think>",
+]  # fmt: skip
+
+
+def repeated(opener: str, size: int) -> str:
+    return opener * (size // len(opener))
+
+
+def reply(size: int) -> str:
+    """Prose with markup and a Hermes call every ~1 KB: the reader's everyday work."""
+    block = '<tool_call>{"name": "remember", "arguments": {"fact": "a cat"}}</tool_call>'
+    prose = (
+        "The weather is fine today, and here is a long answer with some `code` and <b>tags</b>. "
+    )
+    unit = prose * 12 + block + "\n"
+    return unit * (size // len(unit))
+
+
+def deltas(text: str, seed: int = 1) -> list[str]:
+    """``text`` cut as a stream's deltas arrive: 1 to 8 characters each."""
+    rng, out, i = random.Random(seed), [], 0
+    while i < len(text):
+        step = rng.randint(1, 8)
+        out.append(text[i : i + step])
+        i += step
+    return out
+
+
+def streamed(pieces: list[str]) -> None:
+    reader = WordsReader(TOOLS)
+    for piece in pieces:
+        reader.feed(piece)
+    reader.close()
+
+
+def main() -> None:
+    small, large = (20_000, 200_000) if QUICK else (100_000, 1_000_000)
+    print(f"{'linearity: repeated opener':<36} {'100 KB':>9} {'1 MB':>9} {'ratio':>7} {'bound':>6}")
+    worst = 0.0
+    for opener in OPENERS:
+        a, b = repeated(opener, small), repeated(opener, large)
+        ta = best(lambda a=a: read_calls(a, TOOLS), repeat=3)
+        tb = best(lambda b=b: read_calls(b, TOOLS), repeat=3)
+        worst = max(worst, tb / ta)
+        print(f"{opener!r:<36} {ta * 1e3:>7.1f}ms {tb * 1e3:>7.0f}ms {tb / ta:>6.1f}x {12:>5}x")
+    print(f"{'worst':<36} {'':>9} {'':>9} {worst:>6.1f}x {12:>5}x\n")
+
+    text = reply(100_000)
+    whole = best(lambda: read_calls(text, TOOLS))
+    pieces, chars = deltas(text), list(text)
+    assert read_calls(text, TOOLS).calls == read_calls(text, TOOLS).calls
+    rows = [
+        ("one piece", whole, 1.0),
+        (f"deltas of 1-8 chars ({len(pieces)} feeds)", best(lambda: streamed(pieces)), 1.5),
+        (f"one char at a time ({len(chars)} feeds)", best(lambda: streamed(chars)), 4.0),
+    ]
+    print(f"{'streaming: 100 KB reply':<36} {'time':>9} {'ratio':>7} {'bound':>6}")
+    for name, seconds, bound in rows:
+        print(f"{name:<36} {seconds * 1e3:>7.1f}ms {seconds / whole:>6.2f}x {bound:>5}x")
+
+
+if __name__ == "__main__":
+    main()
