@@ -355,3 +355,32 @@ def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> N
         # Calls whole before the cut may stay; the one being written is never mended.
         assert len(made) < len(whole), reply[:cut]
         assert made == whole[: len(made)], reply[:cut]
+
+
+# Formats whose values carry no type (Qwen3-Coder XML, GLM) are typed by the schema only:
+# vLLM's qwen3coder and glm4_moe parsers convert by the parameter's schema type, and keep text
+# where the schema wants text (docs/research/call-formats-*.md, sections 5(c) and 2).
+TYPED = [
+    pytest.param("<function=toggle>\n<parameter=enabled>\nfalse\n</parameter>\n<parameter=level>"
+                 "\nnull\n</parameter>\n<parameter=options>\n{\"a\": 1}\n</parameter>\n</function>",
+                 {"enabled": False, "level": None, "options": {"a": 1}},
+                 ("enabled", "level", "options"), id="xml-null-for-a-nullable-field"),
+    pytest.param("<tool_call>write_file<arg_key>path</arg_key><arg_value>null</arg_value>"
+                 "<arg_key>content</arg_key><arg_value>3</arg_value></tool_call>",
+                 {"path": "null", "content": "3"}, (), id="glm-text-fields-keep-null-and-3"),
+    pytest.param("<tool_call>toggle<arg_key>enabled</arg_key><arg_value>True</arg_value>"
+                 "<arg_key>level</arg_key><arg_value>2.5</arg_value><arg_key>tags</arg_key>"
+                 "<arg_value>[\"a\"]</arg_value></tool_call>",
+                 {"enabled": True, "level": 2.5, "tags": ["a"]}, ("enabled", "level", "tags"),
+                 id="glm-python-true-number-and-json-list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reply", "arguments", "typed"), TYPED)
+def test_untyped_values_are_typed_by_the_schema_only(
+    reply: str, arguments: dict[str, Any], typed: tuple[str, ...]
+) -> None:
+    (call,) = read_calls(reply, TOOLS).calls
+    assert (call.arguments, call.typed_by_schema, call.repairs, call.error) == (
+        arguments, typed, (), None,
+    )  # fmt: skip
