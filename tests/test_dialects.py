@@ -28,6 +28,13 @@ STR = {"type": "string"}
 INT = {"type": "integer"}
 
 
+def any_value(description: str | None = None) -> dict[str, Any]:
+    """What gemini makes of a node that says nothing of its value: each scalar or an object."""
+    said = {"description": description} if description else {}
+    kinds = ("string", "number", "boolean", "object")
+    return {"anyOf": [{"type": kind, "nullable": True, **said} for kind in kinds]}
+
+
 def obj(**properties: Any) -> dict[str, Any]:
     """An object schema with these properties (the usual shape of a tool's parameters)."""
     return {"type": "object", "properties": properties}
@@ -301,7 +308,7 @@ CASES = [
             b={"$ref": "other.json#/x"},
             c={"$ref": "#anchor"},
         ),
-        obj(a={"type": "string", "description": "Gone."}, b=STR, c=STR),
+        obj(a=any_value("Gone."), b=any_value(), c=any_value()),
         id="gemini-dangling-ref-becomes-typed-node",
     ),
     pytest.param(
@@ -464,7 +471,7 @@ CASES = [
             l={"type": "array", "items": INT},
             n={"type": "number", "maximum": 3},
             e={"type": "string", "enum": ["x"]},
-            s=STR,
+            s=any_value(),
             u=STR,
             r={"type": "object"},
         ),
@@ -650,7 +657,11 @@ CASES = [
             l={"type": "array", "items": True},
             n={"anyOf": [False, INT, {"type": "null"}]},
         ),
-        obj(t=STR, l={"type": "array", "items": STR}, n={"type": "integer", "nullable": True}),
+        obj(
+            t=any_value(),
+            l={"type": "array", "items": any_value()},
+            n={"type": "integer", "nullable": True},
+        ),
         id="gemini-boolean-schemas",
     ),
     pytest.param(
@@ -942,6 +953,8 @@ LEAVES = st.one_of(
             "pattern": st.just("^a"),
             "minLength": st.integers(0, 3),
             "minimum": st.integers(-2, 2),
+            "exclusiveMinimum": st.one_of(st.booleans(), st.integers(-2, 2), st.floats(-2, 2)),
+            "exclusiveMaximum": st.one_of(st.booleans(), st.integers(-2, 2)),
             "title": st.text(max_size=3),
             "nullable": st.booleans(),
         },
@@ -1011,6 +1024,7 @@ def test_gemini_output_is_inside_the_subset(schema: dict[str, Any]) -> None:
         if "anyOf" in node:
             assert list(node) == ["anyOf"]
             assert len(node["anyOf"]) >= 2
+            assert all("type" in branch for branch in node["anyOf"])  # S10/S15
             continue
         assert node["type"] in {"string", "number", "integer", "boolean", "array", "object"}
         assert all(isinstance(value, str) for value in node.get("enum", []))

@@ -5,6 +5,7 @@ Pure and deterministic (DESIGN.md rule 4); comments name the refusal each rule a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
@@ -61,7 +62,10 @@ _BOUNDS = {
     "number": ("minimum", "maximum"),
 }
 _OBJECT_WORDS = ("properties", "required", "additionalProperties", "patternProperties")
-_NUMBER_WORDS = ("minimum", "maximum")
+_NUMBER_WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_STRING_WORDS = ("minLength", "maxLength", "pattern", "format")
+_HINTS = ("enum", "const", *_OBJECT_WORDS, *ARRAY_WORDS, *_NUMBER_WORDS, *_STRING_WORDS)
+_ANY = ("string", "number", "boolean", "object")  # what an untyped gemini node may hold
 _CHILD_WORDS = ("$ref", "allOf", "anyOf", "oneOf", "properties", "items", "prefixItems")
 _RECURSIVE = "Recursive; deeper levels omitted."
 _TOO_DEEP = "Nested too deep; deeper levels omitted."
@@ -84,7 +88,10 @@ def to_dialect(schema: Mapping[str, Any], family: str | Dialect) -> dict[str, An
     string, integer." (prefixItems; the first becomes `items`), "Format: date-time.", "Default:
     "now".", "Example: 1." / "Examples: 1, 2." (JSON), strict's "Also accepts: integer, null.".
     An array without items gets string items; an untyped node is typed from its keywords, else
+    it is any value: gemini's anyOf of a nullable string, number, boolean and object, strict's
     string (strict types an enum by its values); keywords foreign to a node's type are dropped.
+    Gemini splices an anyOf inside an anyOf into it, and turns an integer's exclusiveMinimum/
+    exclusiveMaximum into the next whole minimum/maximum, a number's into "Greater than 0.".
     """
     dialect = _dialect(family)
     if dialect is Dialect.PERMISSIVE:
@@ -201,15 +208,22 @@ class _Converter:
             converted = [
                 self.convert(option, option_refs, depth + 1) for option, option_refs in options
             ]
-            return {"anyOf": [_nullable(b) for b in converted] if null else converted}
+            return _any_of([_nullable(b) for b in converted] if null else converted)
         declared = flat.get("type")
+        if self.gemini and declared is None and not any(word in flat for word in _HINTS):
+            # Nothing says what the value is, so any value fits. Gemini has no "any" and refuses
+            # an untyped node (S10/S15); string alone would turn a number, a flag or a null the
+            # server takes into text (github-mcp-server's projects_write `value`: "Any JSON value
+            # is accepted; use null to clear the field"). So: every scalar, and an object, each
+            # nullable. A list is left out: its items would need an "any" of their own.
+            return _any_of([self.single({**rest, "type": t}, refs, depth, ["null"]) for t in _ANY])
         if not isinstance(declared, _LIST):
             return self.single(rest, refs, depth, [])
         # Gemini refuses a "null" type (S09) and llama.cpp's Hermes template refuses type lists.
         names = unique(name for name in declared if name in _TYPES)
         nulls = ["null"] if "null" in declared else []
         if self.gemini and len(names) > 1 and "enum" not in flat and "const" not in flat:
-            return {"anyOf": [self.single({**rest, "type": t}, refs, depth, nulls) for t in names]}
+            return _any_of([self.single({**rest, "type": t}, refs, depth, nulls) for t in names])
         typed = {**rest, "type": names[0]} if names else {k: rest[k] for k in rest if k != "type"}
         return self.single(typed, refs, depth, names[1:] + nulls)
 
@@ -262,6 +276,8 @@ class _Converter:
         for key in _BOUNDS.get(kind, ()) if self.gemini else ():
             if _bound_ok(key, flat.get(key)):
                 out[key] = flat[key]
+        if self.gemini and kind in ("integer", "number"):
+            notes += _exclusive(flat, kind, out)
         description = sentences(text_of(flat.get("description")), notes + _notes(flat))
         if description is not None:
             out["description"] = description
@@ -301,6 +317,31 @@ def _infer_type(flat: Mapping[str, Any], gemini: bool) -> str:
     return "string"
 
 
+def _exclusive(flat: Mapping[str, Any], kind: str, out: dict[str, Any]) -> list[str]:
+    """Gemini refuses exclusiveMinimum (S05): an integer's becomes the next whole minimum (zod's
+    `.positive()` is `exclusiveMinimum: 0`), a number's becomes words; likewise the maximum."""
+    notes = []
+    for key, bound, word, step in (
+        ("exclusiveMinimum", "minimum", "Greater", 1),
+        ("exclusiveMaximum", "maximum", "Less", -1),
+    ):
+        value: Any = flat.get(key)
+        if value is True and is_number(flat.get(bound)):  # draft-04: the bound is exclusive
+            value = out.pop(bound, flat[bound])
+        if not is_number(value) or not math.isfinite(value):
+            continue
+        old: Any = out.get(bound)
+        if kind == "number":
+            if not is_number(old) or (old - value) * step <= 0:  # else the bound says more
+                notes.append(f"{word} than {json_text(value)}.")
+            continue
+        whole = math.floor(value) + 1 if step > 0 else math.ceil(value) - 1
+        out[bound] = (
+            whole if not is_number(old) else max(old, whole) if step > 0 else min(old, whole)
+        )
+    return notes
+
+
 def _notes(flat: Mapping[str, Any]) -> list[str]:
     """Format, default and examples as words: Gemini refuses `default` (S06) and most formats."""
     fmt = flat.get("format")
@@ -317,6 +358,16 @@ def _notes(flat: Mapping[str, Any]) -> list[str]:
         label = "Example" if len(samples) == 1 else "Examples"
         notes.append(f"{label}: {', '.join(json_text(sample) for sample in samples)}.")
     return notes
+
+
+def _any_of(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Alternatives as one anyOf, a branch that is an anyOf itself spliced in (A or (B or C)
+    is A or B or C), since its branch would be untyped (S10/S15); repeats are dropped."""
+    flat: list[dict[str, Any]] = []
+    for branch in branches:
+        for option in branch["anyOf"] if list(branch) == ["anyOf"] else [branch]:
+            flat += [] if option in flat else [option]
+    return flat[0] if len(flat) == 1 else {"anyOf": flat}
 
 
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
