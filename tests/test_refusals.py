@@ -638,6 +638,22 @@ def test_every_tool_a_refusal_names_is_kept(vector_id: str, violations: list[Any
         (429, "Rate limit reached on requests per minute (RPM): Limit 30", RefusalKind.RATE_LIMIT),
         # Words that merely contain the short names are not per-day limits.
         (429, "Rate limit reached: tpdx rpdy", RefusalKind.RATE_LIMIT),
+        # Ollama's /api/embed with truncate off (server/routes.go; not a chat reply, so no vector).
+        (400, "the input length exceeds the context length", RefusalKind.CONTEXT_LENGTH),
+        # SGLang's request validator, as openclaw/openclaw PR #129536 quotes it.
+        (
+            400,
+            "The input (263000 tokens) is longer than the model's context length (262144 tokens).",
+            RefusalKind.CONTEXT_LENGTH,
+        ),
+        # A reasoning model refusing a parameter that is not tools names no tool refusal
+        # (langchain-ai/langsmith-sdk#1003; vector openai-unsupported-parameter-parallel-...).
+        (
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            RefusalKind.OTHER,
+        ),
     ],
 )
 def test_sharper_kinds_on_bare_messages(status: int, message: str, kind: RefusalKind) -> None:

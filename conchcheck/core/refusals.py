@@ -92,7 +92,10 @@ _SCHEMA = re.compile(
     r"|grammar error|failed to compile \w{1,40} grammar|unimplemented keys"
     r"|unknown name \"[^\"]{1,200}\" at '[^']{0,2000}(?:tools|function_declarations|parameters)"
     r"|unable to generate parser for this template|schema (?:must|should|specified|didn't)"
-    r"|is not supported by (?:outlines|xgrammar|llguidance)",
+    r"|is not supported by (?:outlines|xgrammar|llguidance)"
+    # TGI checks a grammar (its tools become one) before outlines-core compiles it
+    # (vector tgi-422-grammar-is-not-valid).
+    r"|grammar is not valid",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
 # (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found
@@ -103,7 +106,15 @@ _TOOLS = re.compile(
     r"|no endpoints found that support (?:tool use|the provided 'tool_choice')"
     r"|tool choice requires --enable-auto-tool-choice|cannot use tools with stream"
     r"|error rendering prompt with jinja template|'tools' is not supported with this model"
-    r"|(?:function calling|tool use|tool calling|tools) (?:is|are) not supported|tool_use_failed",
+    r"|(?:function calling|tool use|tool calling|tools)`? (?:is|are) not supported|tool_use_failed"
+    # Groq quotes the feature in backticks (vector groq-compound-backticked-tool-calling-is-...);
+    # Together, direct or behind OpenRouter, names JSON mode with it (vectors together-400-not-
+    # supported-for-json-mode-function-calling, openrouter-together-message-is-the-upstream-...);
+    # Novita behind OpenRouter drops the "ed" (vector openrouter-novita-raw-model-features-...);
+    # OpenAI's o1 takes no value of tools at all, not even null: that param names no schema
+    # (vector openai-o1-tools-expected-an-unsupported-value-is-tools-not-schema).
+    r"|not supported for json mode/function calling|function calling not support"
+    r"|'tools': expected an unsupported value",
 )
 _CONTEXT = re.compile(
     r"maximum context length|context_length_exceeded|prompt is too long|exceed_context_size"
@@ -112,7 +123,15 @@ _CONTEXT = re.compile(
     # Anthropic's "input length and `max_tokens` exceed context limit", llama.cpp's "context shift
     # is disabled" (a 500), LM Studio's "Trying to keep the first N tokens when context the
     # overflows" (vectors anthropic-input-and-max-tokens-exceed-context-limit, ...).
-    r"|exceeds? (?:the )?context limit|context shift is disabled|when context (?:the )?overflows",
+    r"|exceeds? (?:the )?context limit|context shift is disabled|when context (?:the )?overflows"
+    # Local servers in their own words: llama.cpp's KV cache full (a 500 that must not be
+    # retried), LM Studio's n_keep, Ollama since it stopped truncating silently, vLLM behind
+    # Xinference (a 500) (vectors llamacpp-500-context-size-has-been-exceeded-is-not-retryable,
+    # lmstudio-400-tokens-to-keep-greater-than-context-length, lmstudio-cannot-truncate-prompt-
+    # n-keep, ollama-400-prompt-longer-than-context-length, xinference-vllm-500-decoder-...).
+    r"|context size has been exceeded|cannot truncate prompt with n_keep"
+    r"|(?:longer|greater) than the (?:context length|maximum model length|model's context length)"
+    r"|exceeds? (?:the )?(?:maximum )?context length",
 )
 # Gemini answers a bad key with 400 INVALID_ARGUMENT, not 401; its reason API_KEY_INVALID
 # says auth (vector gemini-api-key-invalid-400-is-auth; continuedev/continue#10290).
@@ -129,7 +148,9 @@ _AUTH = re.compile(
 _QUOTA = re.compile(
     r"insufficient_quota|exceeded your current quota|insufficient (?:credits|balance|funds)"
     r"|requires more credits|can only afford|request too large for model"
-    r"|\b(?:tokens|requests) per day\b|\b(?:tpd|rpd)\b|free-models-per-day",
+    r"|\b(?:tokens|requests) per day\b|\b(?:tpd|rpd)\b|free-models-per-day"
+    # Anthropic's per-day token limit (vector anthropic-429-daily-rate-limit-is-quota).
+    r"|\bdaily rate limit",
 )
 _RATE = re.compile(
     r"\brate[ _-]?limit|too many requests|resource (?:has been )?exhausted|resource_exhausted"
