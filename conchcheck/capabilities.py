@@ -74,6 +74,9 @@ class Entry:
     probed_at: str
     """ISO 8601 UTC to the second: ``2026-12-02T10:00:00Z``."""
     expires_at: str
+    leaked_as_text: tuple[str, ...] = ()
+    """Families whose native calls the server left in the text (issue 9): an app reading
+    this endpoint must read calls from the content, or fix the server."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -132,6 +135,7 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
     data["rates"] = {name: float(rate) for name, rate in sorted(entry.rates.items())}
     data["repairs_seen"] = list(entry.repairs_seen)
     data["refused_keywords"] = list(entry.refused_keywords)
+    data["leaked_as_text"] = list(entry.leaked_as_text)
     return data
 
 
@@ -347,10 +351,12 @@ def _document(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _entry(data: Mapping[str, Any]) -> Entry:
-    values = {field.name: data[field.name] for field in fields(Entry)}
+    # leaked_as_text came after the first files were written: absent means none seen.
+    values = {f.name: data[f.name] for f in fields(Entry) if f.name in data}
     values["rates"] = {name: float(rate) for name, rate in data["rates"].items()}
     values["repairs_seen"] = tuple(data["repairs_seen"])
     values["refused_keywords"] = tuple(data["refused_keywords"])
+    values["leaked_as_text"] = tuple(data.get("leaked_as_text", ()))
     return Entry(**values)
 
 

@@ -152,6 +152,7 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
         conchcheck_version=__version__, matrix=result.matrix,
         matrix_digest=result.matrix_digest.removeprefix("sha256:"),
         probed_at=timestamp(probed), expires_at=timestamp(expires(probed)),
+        leaked_as_text=tuple(leak.family for leak in verdict.leaks),
     )  # fmt: skip
 
 

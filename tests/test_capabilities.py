@@ -78,6 +78,7 @@ entries:
     matrix_digest: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
     probed_at: '2026-11-25T10:00:00Z'
     expires_at: '2026-12-02T10:00:00Z'
+    leaked_as_text: []
 """
 
 
@@ -527,7 +528,15 @@ def test_schema_is_valid_and_closed_everywhere() -> None:
 def test_schema_matches_the_entry_fields() -> None:
     names = [field.name for field in dataclasses.fields(Entry)]
     assert list(SCHEMA["$defs"]["entry"]["properties"]) == names
-    assert SCHEMA["$defs"]["entry"]["required"] == names
+    # leaked_as_text came later: files written before it still read (absent means none).
+    assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n != "leaked_as_text"]
+
+
+def test_an_entry_written_before_leaks_were_recorded_reads_as_none_leaked() -> None:
+    data = entry_to_data(entry(leaked_as_text=("hermes",)))
+    assert entry_from_data(data).leaked_as_text == ("hermes",)
+    del data["leaked_as_text"]
+    assert entry_from_data(data).leaked_as_text == ()
 
 
 def test_what_is_written_validates(cache: CapabilityFile) -> None:

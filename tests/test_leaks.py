@@ -125,6 +125,7 @@ def test_a_server_that_leaves_calls_in_the_text(
     assert (leak["family"], len(leak["cells"])) == (family, len(calling))
     assert fix in leak["fix"]
     assert results["verdict"]["native"]["leaked"] == len(calling)
+    assert outcome["entry"]["leaked_as_text"] == [family]
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"Native calls leaked as text in {len(calling)} cells ({family} format)" in report
 
