@@ -62,7 +62,7 @@ def test_an_unknown_server_gets_every_engines_fix() -> None:
 
 
 def test_plain_json_names_no_server_flag() -> None:
-    assert "no server parser reads" in server_fix(Family.NONE, Server.VLLM)
+    assert "no server parser reads" in server_fix(Family.PLAIN_JSON, Server.VLLM)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +74,7 @@ def test_plain_json_names_no_server_flag() -> None:
                      Family.GLM47, id="glm47-no-newlines"),
         pytest.param('<tool_call>{"name": "f", "arguments": {"a": "x"}}</tool_call>',
                      Family.HERMES, id="hermes"),
-        pytest.param('{"name": "f", "arguments": {"a": "x"}}', Family.NONE, id="bare-json"),
+        pytest.param('{"name": "f", "arguments": {"a": "x"}}', Family.PLAIN_JSON, id="bare-json"),
         pytest.param('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":"x"}',
                      Family.GPT_OSS, id="harmony"),
     ],
@@ -90,7 +90,8 @@ LEAKS = [
     pytest.param("sglang:m", "glm47", "glm47", "--tool-call-parser glm47", id="sglang-glm47"),
     pytest.param("llamacpp:m", "hermes", "hermes", "--chat-template-file", id="llamacpp-hermes"),
     pytest.param("ollama-openai:m", "kimi_k2", "kimi_k2", "{{ if .Tools }}", id="ollama-kimi"),
-    pytest.param("vllm:m", "bare_json", "none", "no server parser reads", id="vllm-bare-json"),
+    pytest.param("vllm:m", "bare_json", "plain_json", "no server parser reads",
+                 id="vllm-bare-json"),
 ]  # fmt: skip
 
 
@@ -147,7 +148,7 @@ def test_a_leaked_call_without_need_is_an_unwanted_call(serve: Serve, tmp_path: 
     cell = next(
         c for c in written(tmp_path)["cells"] if c["stage"] == "native" and c["case"] == prompt.id
     )
-    assert (cell["outcome"], cell["extra"]["leaked_family"]) == ("unwanted_call", "none")
+    assert (cell["outcome"], cell["extra"]["leaked_family"]) == ("unwanted_call", "plain_json")
     assert cell["detail"].startswith(
-        "The model called a tool the prompt didn't need, and the calls were in the none format."
+        "The model called a tool the prompt didn't need, and the calls were in the plain_json format."
     )

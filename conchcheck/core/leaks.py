@@ -44,7 +44,7 @@ class Family(str, Enum):
     KIMI_K3 = "kimi_k3"
     GPT_OSS = "gpt_oss"
     GEMMA4 = "gemma4"
-    NONE = "none"
+    PLAIN_JSON = "plain_json"
     """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): no server
     parser reads it, only a client reading calls from text."""
 
@@ -66,10 +66,10 @@ _BY_FORM = {
     CallForm.KIMI_K3: Family.KIMI_K3,
     CallForm.HARMONY: Family.GPT_OSS,
     CallForm.GEMMA4: Family.GEMMA4,
-    CallForm.FENCE: Family.NONE,
-    CallForm.TOOL_CALL_FENCE: Family.NONE,
-    CallForm.GENERIC: Family.NONE,
-    CallForm.BARE_JSON: Family.NONE,
+    CallForm.FENCE: Family.PLAIN_JSON,
+    CallForm.TOOL_CALL_FENCE: Family.PLAIN_JSON,
+    CallForm.GENERIC: Family.PLAIN_JSON,
+    CallForm.BARE_JSON: Family.PLAIN_JSON,
 }
 
 # (vLLM --tool-call-parser, SGLang --tool-call-parser, Ollama built-in PARSER or None)
@@ -109,7 +109,7 @@ def leaked_family(calls: Iterable[WordsCall]) -> Family | None:
 
 def server_fix(family: Family, server: Server) -> str:
     """One sentence: what makes ``server`` parse ``family``'s calls into native tool calls."""
-    if family is Family.NONE:
+    if family is Family.PLAIN_JSON:
         return (
             "The model wrote its call as plain JSON without its chat template's tool-call "
             "markers, which no server parser reads: read calls from the text (tools in words) "

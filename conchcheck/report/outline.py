@@ -265,9 +265,16 @@ def _findings(result: ProbeResult) -> list[Block]:
                  f"{info.context_window:,}" if info.context_window else "unknown", ".")
             )  # fmt: skip
     items += [(finding,) for finding in (result.verdict.findings if result.verdict else ())]
+    # One line a finding, naming every cell it was seen in (a leak repeats in every cell).
+    seen: dict[tuple[str, str], list[str]] = {}
     for cell in result.cells:
         for finding in cell.findings:
-            items.append((Code(finding.code), " in ", Code(cell.id), ": ", finding.detail))
+            seen.setdefault((finding.code, finding.detail), []).append(cell.id)
+    for (code, detail), ids in seen.items():
+        where: list[Span] = []
+        for i, cell_id in enumerate(ids):
+            where += [", " if i else "", Code(cell_id)]
+        items.append((Code(code), " in ", *where, ": ", detail))
     blocks: list[Block] = [Heading(2, "Findings")]
     return [*blocks, Bullets(tuple(items)) if items else Para(("None.",))]
 
