@@ -1,0 +1,78 @@
+"""Live fixtures: start a configuration from the cache, probe it through the CLI, stop it.
+
+scripts/test builds llama-server and fetches the models before pytest runs (scripts/local-model
+build), so a live test only starts a server from the cache, on loopback; it never downloads.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from conchcheck.cli import app
+from conchcheck.report.json import load_results
+from conchcheck.results import Cell, Stage
+from scripts import local_model
+
+StartServer = Callable[[str], local_model.Server]
+ProbeServer = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture(scope="session")
+def start_server() -> StartServer:
+    """A function: start a configuration from the cache (``local_model.start``)."""
+
+    def start(config: str) -> local_model.Server:
+        cache = local_model.cache_dir()
+        model = local_model.MODELS[local_model.CONFIGS[config].model]
+        for path in (cache / "bin" / "llama-server", cache / "models" / model.name):
+            if not path.exists():
+                pytest.fail(f"{path} is missing: run scripts/local-model build (scripts/test does)")
+        return local_model.start(config)
+
+    return start
+
+
+@pytest.fixture(scope="session")
+def probe_server(tmp_path_factory: pytest.TempPathFactory) -> ProbeServer:
+    """A function: probe a running server through the CLI with ``--json``.
+
+    ``probe(server, matrix=None)`` returns the run: ``config``, ``target``, ``out`` (the
+    reports), ``outcome`` (the CLI's JSON), ``cells`` and ``data`` (``results.json``, checked
+    against its schema). ``matrix`` is a matrix file; the default matrix when None.
+    """
+
+    def probe(server: local_model.Server, matrix: Path | None = None) -> dict[str, Any]:
+        target = f"llamacpp:{local_model.CONFIGS[server.config].target}"
+        out = tmp_path_factory.mktemp(f"{server.config}-{matrix.stem if matrix else 'default'}")
+        extra = ["--matrix", str(matrix)] if matrix is not None else []
+        result = CliRunner().invoke(
+            app, ["probe", target, "--base-url", server.url + "/v1", "--out", str(out), "--json",
+                  "--cache", str(out / "capabilities.yaml"), *extra],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        outcome = json.loads(result.stdout)
+        cells, data = load_results(out / "results.json")  # validates against results.schema.json
+        _record(server.config, cells, data)
+        return {"config": server.config, "target": target, "out": out, "outcome": outcome,
+                "cells": cells, "data": data}  # fmt: skip
+
+    return probe
+
+
+def _record(config: str, cells: tuple[Cell, ...], data: dict[str, Any]) -> None:
+    # What the model actually did, in the test output whatever the result.
+    lines = [f"\n== {config} ({data['matrix']['name']}): {data['verdict']['reason']} "
+             f"requests {data['budget']['requests']}, stage ms {data['budget']['stage_ms']}"]  # fmt: skip
+    for cell in cells:
+        if cell.stage in (Stage.NATIVE, Stage.WORDS) and cell.reply is not None:
+            calls = [(c.name, c.arguments[:60]) for c in cell.reply.calls]
+            text = (cell.reply.text or "").replace("\n", " ")[:90]
+            lines.append(f"  {cell.id:<34} {cell.label:<16} calls={calls} text={text!r}")
+    (sys.__stderr__ or sys.stderr).write("\n".join(lines) + "\n")

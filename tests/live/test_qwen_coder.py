@@ -1,0 +1,207 @@
+"""Live: Qwen2.5-Coder-0.5B-Instruct on llama-server, probed end to end (marker ``live``).
+
+The model's own chat template takes tools (``/props`` says so) and the model writes the right
+call, but as bare or fenced JSON in the reply's text, never as native ``tool_calls``
+(provider-facts: Qwen2.5-Coder-0.5B-Instruct on llama-server 0.3.36). conchcheck should find
+it calling in words, see the calls leaked into the native replies' text, and see the call it
+makes where none is needed. One server for the module, at temperature 0: the default matrix,
+then a two-line matrix with the question that draws a call without need.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conchcheck.capabilities import CapabilityFile
+from conchcheck.matrix import load_matrix
+from conchcheck.results import Cell, CellMode, Outcome, Stage
+from conchcheck.verdict import decide
+
+pytestmark = pytest.mark.live
+MATRIX = load_matrix("default")
+INVALID = [c.id for c in MATRIX.schema_cases if not c.valid]
+CALLING = [p.id for p in MATRIX.prompts if p.expect.calls]
+"""The default prompts that want a call: every one but no-tool-needed."""
+
+WITHOUT_NEED = """\
+version: 1
+name: without-need
+description: A question no tool answers, with a tool offered.
+tools:
+  get_weather:
+    name: get_weather
+    description: Get the current weather in a city.
+    parameters:
+      type: object
+      properties:
+        city: {type: string, description: "The city name, like Paris."}
+        unit: {type: string, enum: [celsius, fahrenheit], description: The temperature unit.}
+      required: [city]
+schema_cases:
+  - id: baseline
+    feature: a plain object
+    tool: get_weather
+    valid: true
+prompts:
+  - id: arithmetic
+    user: "What is 2+2?"
+    tools: [get_weather]
+    expect:
+      no_call: true
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(
+    start_server: Any, probe_server: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any]]:
+    """qwen-coder started once, probed with the default matrix and with without-need, stopped."""
+    matrix: Path = tmp_path_factory.mktemp("matrix") / "without-need.yaml"
+    matrix.write_text(WITHOUT_NEED)
+    server = start_server("qwen-coder")
+    try:
+        found = {"default": probe_server(server), "without-need": probe_server(server, matrix)}
+    finally:
+        server.stop()
+    assert server.process.poll() is not None, "llama-server still running"
+    with socket.socket() as sock:
+        port = int(server.url.rsplit(":", 1)[1])
+        assert sock.connect_ex(("127.0.0.1", port)) != 0, "the port still answers"
+    return found
+
+
+@pytest.fixture(scope="module")
+def probed(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The probe with the default matrix."""
+    return runs["default"]
+
+
+def prompt_cells(run: dict[str, Any], mode: CellMode) -> dict[str, Cell]:
+    stage = Stage.NATIVE if mode is CellMode.NATIVE else Stage.WORDS
+    return {c.case: c for c in run["cells"] if c.stage is stage and c.mode is mode}
+
+
+def test_the_target_and_its_outputs(probed: dict[str, Any]) -> None:
+    assert probed["target"] == "llamacpp:qwen2.5-coder-0.5b"
+    entries = CapabilityFile(probed["out"] / "capabilities.yaml").entries()
+    assert [(e.provider, e.model, e.mode) for e in entries] == [
+        ("llamacpp", "qwen2.5-coder-0.5b", "words")
+    ]
+    assert (
+        (probed["out"] / "report.md")
+        .read_text()
+        .startswith("**llamacpp:qwen2.5-coder-0.5b** — dialect **permissive**, mode **words**")
+    )
+
+
+def test_the_catalogue_says_tools_are_supported(probed: dict[str, Any]) -> None:
+    catalogue = next(c for c in probed["cells"] if c.stage is Stage.CATALOGUE)
+    assert catalogue.request is not None and catalogue.request.method == "GET"
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/props", catalogue.request.url)
+    # The model's own template: supports_tools and supports_tool_calls are true.
+    assert catalogue.extra["tools"] is True
+    assert "'supports_tool_calls': True" in catalogue.detail
+    assert catalogue.extra["context_window"] == 2048  # -c 8192 shared by --parallel 4
+    assert probed["data"]["verdict"]["tools_declared"] is True
+
+
+def test_it_never_calls_natively(probed: dict[str, Any]) -> None:
+    native = prompt_cells(probed, CellMode.NATIVE)
+    assert sorted(native) == sorted(p.id for p in MATRIX.prompts)
+    assert {c.case: c.extra["native_calls"] for c in native.values()} == dict.fromkeys(native, 0)
+    verdict = probed["data"]["verdict"]
+    assert verdict["tools_observed"] is False
+    assert (
+        "The catalogue declares tools, but the model never called natively."
+        in (verdict["findings"])
+    )
+
+
+def test_the_calls_are_in_the_native_replies_text(probed: dict[str, Any]) -> None:
+    # The evidence the leak finding reads: the expected tool's call, as JSON in the content
+    # (bare or in a ```json fence), for most prompts that want a call.
+    native = prompt_cells(probed, CellMode.NATIVE)
+    written = {}
+    for case in CALLING:
+        text = (native[case].reply.text or "").strip()  # type: ignore[union-attr]
+        fenced = re.fullmatch(r"```json\n(.*)\n```", text, re.DOTALL)
+        try:
+            call = json.loads(fenced.group(1) if fenced else text)
+        except ValueError:
+            continue
+        written[case] = call["name"]
+    expected = {p.id: p.expect.calls[0].tool for p in MATRIX.prompts if p.id in written}
+    assert written == expected
+    assert len(written) * 2 >= len(CALLING), sorted(written)
+
+
+def test_the_verdict_is_words(probed: dict[str, Any]) -> None:
+    data = probed["data"]
+    assert data["verdict"]["mode"] == "words", data["verdict"]["reason"]
+    outcome = probed["outcome"]  # the CLI's --json
+    assert (outcome["result"]["verdict"]["mode"], outcome["entry"]["mode"]) == ("words", "words")
+    verdict = decide(
+        probed["cells"],
+        family="permissive",
+        invalid_cases=INVALID,
+        tools_declared=data["catalogue"]["tools"],
+    )
+    assert (verdict.mode.value, verdict.dialect.dialect) == ("words", "permissive")
+    words = prompt_cells(probed, CellMode.WORDS)
+    passed = sorted(case for case, c in words.items() if c.outcome is Outcome.PASS)
+    # Seen in three runs of three (2026-12-03): these six, all clean.
+    assert passed == [
+        "boolean-argument", "forced-choice", "integer-argument", "no-tool-needed",
+        "remember-fact", "three-arguments",
+    ]  # fmt: skip
+    assert data["verdict"]["words"]["passed"] == 6 and data["verdict"]["words"]["total"] == 11
+
+
+def test_the_greeting_draws_no_call(probed: dict[str, Any]) -> None:
+    # The default matrix's no-tool-needed ("Hello! Please reply with a short greeting.", with a
+    # system prompt that says to use a tool only when asked) gets a greeting in both modes.
+    for mode in (CellMode.NATIVE, CellMode.WORDS):
+        greeting = prompt_cells(probed, mode)["no-tool-needed"]
+        assert greeting.outcome is Outcome.PASS, (mode, greeting.detail)
+        assert greeting.reply is not None and (greeting.reply.text or "").startswith("Hello!")
+
+
+def test_it_calls_a_tool_without_need(runs: dict[str, dict[str, Any]]) -> None:
+    # "What is 2+2?" with get_weather offered: natively the model writes a get_weather call in
+    # the text (the evidence; test_the_call_without_need_is_seen has the outcome), while with
+    # the tools in words it answers 4.
+    run = runs["without-need"]
+    native = prompt_cells(run, CellMode.NATIVE)["arithmetic"]
+    assert native.reply is not None and native.extra["native_calls"] == 0
+    call = json.loads(native.reply.text or "")
+    assert call["name"] == "get_weather"
+    words = prompt_cells(run, CellMode.WORDS)["arithmetic"]
+    assert words.outcome is Outcome.PASS and "4" in (words.reply.text or "")  # type: ignore[union-attr]
+
+
+def test_the_call_without_need_is_seen(runs: dict[str, dict[str, Any]]) -> None:
+    native = prompt_cells(runs["without-need"], CellMode.NATIVE)["arithmetic"]
+    assert native.outcome is Outcome.UNWANTED_CALL, native.detail
+    assert "calls_leaked_as_text" in {f.code for f in native.findings}
+
+
+def test_native_calls_leak_into_the_text(probed: dict[str, Any]) -> None:
+    native = prompt_cells(probed, CellMode.NATIVE)
+    wanting = [native[case] for case in CALLING]
+    leaked = [c.case for c in wanting if c.outcome.value == "leaked"]
+    assert len(leaked) * 2 >= len(wanting), {c.case: c.outcome.value for c in wanting}
+    codes = {f.code for c in probed["cells"] for f in c.findings}
+    codes |= {f.code for c in probed["cells"] if c.reply is not None for f in c.reply.findings}
+    assert "calls_leaked_as_text" in codes, sorted(codes)
+    # Qwen2.5-Coder writes bare or fenced JSON without its template's <tool_call> tags:
+    # no server flag fixes that, and the verdict says so (provider-facts, Qwen2.5-Coder).
+    assert {native[case].extra["leaked_family"] for case in leaked} == {"plain_json"}
+    verdict = probed["data"]["verdict"]
+    assert [leak["family"] for leak in verdict["leaks"]] == ["plain_json"]
+    assert "no server parser reads" in verdict["leaks"][0]["fix"]
