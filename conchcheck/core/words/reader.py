@@ -19,7 +19,7 @@ from typing import Any
 from conchcheck.core.tools import Tool, as_tools
 from conchcheck.core.words.blocks import BY_OPENER, REASONING_ENDS, Block, Role
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call, names_offered_tool
-from conchcheck.core.words.lexer import Lexer, first_anywhere
+from conchcheck.core.words.lexer import Lexer, first_anywhere, trie
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +46,12 @@ def read_calls(
 
 _FENCE = "```"
 _MARKERS = tuple(sorted((*BY_OPENER, _FENCE, *REASONING_ENDS), key=len, reverse=True))
-_MARKER_RE = re.compile("|".join(re.escape(m) for m in _MARKERS))
+_MARKER_RE = re.compile(trie(_MARKERS))
+# The longest end of a text that could begin a marker, searched in its last few characters.
+_PART_RE = re.compile(trie(_MARKERS, prefixes=True) + r"\Z")
+# Either at once, for a short delta: a whole marker (group 1), or the start of one at the end.
+_SCAN_RE = re.compile(f"({trie(_MARKERS)})|{trie(_MARKERS, prefixes=True)}\\Z")
 _LONGEST = max(len(m) for m in _MARKERS)
-_PREFIX_SET = frozenset(m[:i] for m in _MARKERS for i in range(1, len(m)))
 _STARTS = re.compile("[" + re.escape("".join(sorted({m[0] for m in _MARKERS}))) + "]")
 assert {m[0] for m in _MARKERS} <= set("<[`"), "feed's fast path knows only these"
 _HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
@@ -86,7 +89,10 @@ class WordsReader:
         self._head = ""  # a block's head, or a fence's info string
         self._block: Block | None = None
         self._lexer: Lexer | None = None
-        self._parts: list[str] = []  # a held block's text, or a passed block's unshown tail
+        self._parts: list[str] = []  # a held block's text read so far
+        self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
+        self._triggers = "<"  # the first characters of the block's closers
+        self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._in_reasoning = 0
@@ -100,15 +106,22 @@ class WordsReader:
         reads the same as one that is not.
         """
         text = chunk if chunk.__class__ is str else self._bytes.decode(chunk)  # type: ignore[arg-type]
-        # Most deltas are plain words: no character that can begin a marker.
-        if (
-            self._state is _TEXT
-            and not self._pending
-            and "<" not in text
-            and "[" not in text
-            and "`" not in text
-        ):
-            return text
+        if self._state is _TEXT:
+            # Most deltas are plain words: no character that can begin a marker, or none
+            # that does (a "<b>" tag, a `code` span). Only the text state reads them.
+            if self._pending:
+                text, self._pending = self._pending + text, ""
+            elif "<" not in text and "[" not in text and "`" not in text:
+                return text
+            match = _SCAN_RE.search(text)
+            if match is None:
+                return text
+            if match.lastindex is None:  # only the start of a marker, at the end
+                self._pending = text[match.start() :]
+                return text[: match.start()]
+        elif self._lag_ok and not self._pending and all(c not in text for c in self._triggers):
+            self._lag.append(text)  # a held block's text that can't end it (see _body)
+            return ""
         out: list[str] = []
         self._read(text, out)
         return "".join(out)
@@ -202,7 +215,9 @@ class WordsReader:
 
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
-        self._parts = []
+        self._parts, self._lag = [], []
+        self._triggers = "".join({"<", *(m[0] for m in (*block.closers, *block.reopen))})
+        self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
 
@@ -233,6 +248,17 @@ class WordsReader:
     def _body(self, text: str, pos: int, out: list[str]) -> int:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
+        if block.role is not Role.REASONING:
+            # A held block can only end where one of its closers begins: text with none of
+            # their first characters waits unread, and is read in one go with what follows
+            # (every character is still read once, in order).
+            if all(text.find(c, pos) < 0 for c in self._triggers):
+                self._lag.append(text[pos:] if pos else text)
+                return len(text)
+            if self._lag:
+                lagged, self._lag = "".join(self._lag), []
+                lexer.feed(lagged)  # holds no closer: it ends nothing
+                self._parts.append(lagged)
         before = lexer.fed
         found = lexer.feed(text, pos, keep=False)
         if found is None:
@@ -272,6 +298,7 @@ class WordsReader:
         self._to_text()
 
     def _to_text(self) -> None:
+        self._lag_ok = False
         self._state, self._block, self._lexer = _State.TEXT, None, None
         self._parts, self._head, self._opener = [], "", ""
 
@@ -341,6 +368,7 @@ class WordsReader:
     def _finish_block(self, tail: str, out: list[str], *, cut_off: bool) -> str | None:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
+        tail, self._lag = "".join(self._lag) + tail, []
         start = lexer.fed
         found = lexer.feed(tail) or lexer.finish(cut_off=cut_off)
         if block.role is Role.REASONING:
@@ -373,8 +401,5 @@ class WordsReader:
 
 def _partial_start(text: str, start: int) -> int:
     """Where the longest end of ``text`` (from ``start``) that could begin a marker starts."""
-    while (hit := _STARTS.search(text, start)) is not None:
-        if text[hit.start() :] in _PREFIX_SET:
-            return hit.start()
-        start = hit.start() + 1
-    return len(text)
+    match = _PART_RE.search(text, start)
+    return len(text) if match is None else match.start()
