@@ -7,10 +7,13 @@ text, reasoning is never a call, and a reply cut inside a call never becomes one
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conchcheck.core.words import WordsReader, read_calls
 
@@ -384,3 +387,27 @@ def test_untyped_values_are_typed_by_the_schema_only(
     assert (call.arguments, call.typed_by_schema, call.repairs, call.error) == (
         arguments, typed, (), None,
     )  # fmt: skip
+
+
+REPLIES = [p.values[0] for p in CASES]
+PROSE = ["Sure. ", "Use <b>bold</b> and `code`. ", "[1] see ", "\n\n", "a < b ", "``` not a fence"]
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(REPLIES + PROSE), min_size=1, max_size=4),
+    cuts=st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=400),
+    cut_off=st.booleans(),
+)
+def test_any_chunking_reads_as_one_piece(parts: list[str], cuts: list[int], cut_off: bool) -> None:
+    """Replies of every family, mixed with prose, cut anywhere: the stream reads the same
+    words and calls as the whole reply (the reader holds what it can't decide yet)."""
+    reply = "".join(parts)
+    whole = read_calls(reply, TOOLS, cut_off=cut_off)
+    reader, shown, i, k = WordsReader(TOOLS), [], 0, 0
+    while i < len(reply):
+        step = cuts[k % len(cuts)]
+        shown.append(reader.feed(reply[i : i + step]))
+        i, k = i + step, k + 1
+    end = reader.close(cut_off=cut_off)
+    assert ("".join(shown) + end.text, calls_of(end)) == (whole.text, calls_of(whole))

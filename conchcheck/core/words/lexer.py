@@ -321,7 +321,8 @@ class Lexer:
         """Where the longest end of ``window[pos:]`` that could begin a token starts."""
         end = len(window)
         index = end
-        start = max(pos, end - self._longest + 1)
+        longest = max(map(len, literals), default=1)  # a value's closer may outrun markers
+        start = max(pos, end - longest + 1)
         while (hit := self._start_re.search(window, start)) is not None:
             tail = window[hit.start() :]
             if any(m.startswith(tail) for m in literals):
