@@ -91,7 +91,7 @@ class WordsReader:
         self._lexer: Lexer | None = None
         self._parts: list[str] = []  # a held block's text read so far
         self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
-        self._triggers = "<"  # the first characters of the block's closers
+        self._triggers = re.compile("<").search  # finds a first character of a closer
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._calls: list[WordsCall] = []
         self._fake = 0
@@ -119,7 +119,7 @@ class WordsReader:
             if match.lastindex is None:  # only the start of a marker, at the end
                 self._pending = text[match.start() :]
                 return text[: match.start()]
-        elif self._lag_ok and not self._pending and all(c not in text for c in self._triggers):
+        elif self._lag_ok and not self._pending and self._triggers(text) is None:
             self._lag.append(text)  # a held block's text that can't end it (see _body)
             return ""
         out: list[str] = []
@@ -216,7 +216,8 @@ class WordsReader:
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
-        self._triggers = "".join({"<", *(m[0] for m in (*block.closers, *block.reopen))})
+        firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
+        self._triggers = re.compile("[" + re.escape(firsts) + "]").search
         self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
@@ -252,7 +253,7 @@ class WordsReader:
             # A held block can only end where one of its closers begins: text with none of
             # their first characters waits unread, and is read in one go with what follows
             # (every character is still read once, in order).
-            if all(text.find(c, pos) < 0 for c in self._triggers):
+            if self._triggers(text, pos) is None:
                 self._lag.append(text[pos:] if pos else text)
                 return len(text)
             if self._lag:
