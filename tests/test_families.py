@@ -101,6 +101,16 @@ CASES = [
               None)],
         id="qwen3-coder-closers-inside-a-value",
     ),
+    # Each tag stands on a line of its own, so one inside a line of a value is its text.
+    pytest.param(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nn.md\n</parameter>\n"
+        "<parameter=content>\nTags: </parameter> and <parameter=path> are text.\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "", [("xml_parameters", "write_file",
+              {"path": "n.md", "content": "Tags: </parameter> and <parameter=path> are text."},
+              None)],
+        id="qwen3-coder-parameter-tag-inside-a-line-is-text",
+    ),
     pytest.param(
         "<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n2\n</function>",
         "", [("xml_parameters", "get_weather", {"city": "Paris", "days": 2}, None)],
@@ -192,6 +202,16 @@ CASES = [
               None)],
         id="deepseek-v4-closer-inside-a-value",
     ),
+    # -- DeepSeek V4.1: the tags' names start with a space (vLLM's
+    # vllm/tokenizers/deepseek_v41_encoding.py, adapted from the V4.1 reference encoder)
+    pytest.param(
+        "\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n"
+        "<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n"
+        "<｜DSML｜ parameter name=\"days\" string=\"false\">2</｜DSML｜ parameter>\n"
+        "</｜DSML｜ invoke>\n</｜DSML｜ calls>",
+        "\n\n", [("deepseek_v41", "get_weather", {"city": "Paris", "days": 2}, None)],
+        id="deepseek-v41-spaced-tags",
+    ),
     # -- GLM 4.5/4.6 (newlines) and 4.7 (none) (zai-org templates; vLLM glm4_moe_tool_parser,
     # glm47): values are text typed by the schema
     pytest.param(
@@ -246,6 +266,19 @@ CASES = [
         "", [("harmony", "get_weather", {"city": "Tokyo <|call|>"}, None)],
         id="harmony-recipient-in-role-no-constrain-no-call-token",
     ),
+    # The prompt ends "<|start|>assistant", so a reply may open with the recipient itself
+    # (openai/harmony tests test_tool_call_with_constrain_marker_adjacent and
+    # test_tool_call_with_channel_before_recipient_and_constrain_adjacent; llama.cpp's gpt-oss
+    # parser takes the recipient in the role or the channel).
+    pytest.param(
+        ' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}',
+        "", [("harmony", "get_weather", {"city": "Oslo"}, None)],
+        id="harmony-reply-opens-with-its-recipient",
+    ),
+    pytest.param(
+        "to=someone, thanks.", "to=someone, thanks.", [],
+        id="harmony-prose-starting-with-to-is-words",
+    ),
     pytest.param(
         "<|channel|>analysis<|message|>Simple.<|end|><|start|>assistant<|channel|>final"
         "<|message|>2 + 2 = 4.<|return|>",
@@ -278,6 +311,13 @@ CASES = [
              ("gemma4", "toggle", {"enabled": True, "level": None, "options": {"deep": "y"}},
               None)],
         id="gemma4-raw-strings-and-types",
+    ),
+    pytest.param(
+        f"<|tool_call>call:toggle{{enabled:true,options:{{Basic LLM Chain:{{main:[{Q}x: y{Q}]}},"
+        f"key with space:1.5e-05}}}}<tool_call|>",
+        "", [("gemma4", "toggle", {"enabled": True, "options": {
+            "Basic LLM Chain": {"main": ["x: y"]}, "key with space": 1.5e-05}}, None)],
+        id="gemma4-bare-keys-with-spaces",
     ),
     # -- reasoning before a call is text, never a call
     pytest.param(
@@ -411,3 +451,36 @@ def test_any_chunking_reads_as_one_piece(parts: list[str], cuts: list[int], cut_
         i, k = i + step, k + 1
     end = reader.close(cut_off=cut_off)
     assert ("".join(shown) + end.text, calls_of(end)) == (whole.text, calls_of(whole))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(
+            dsml("function_calls", invoke("get_weather", ("city", "true", "Zürich")),
+                 invoke("write_file", ("path", "true", "a.md"), ("content", "true", "Hel"))),
+            id="dsml",
+        ),
+        pytest.param(
+            f"{K2_BEGIN}{K2_CALL}functions.get_weather:0{K2_ARGS}{{\"city\": \"Zürich\"}}"
+            f"{K2_CALL_END}{K2_CALL}functions.write_file:1{K2_ARGS}{{\"path\": \"a.md\"}}"
+            f"{K2_CALL_END}{K2_END}",
+            id="kimi-k2",
+        ),
+        pytest.param(
+            f"{DS_BEGIN}{DS_CALL}get_weather{DS_SEP}{{\"city\": \"Zürich\"}}{DS_CALL_END}"
+            f"{DS_CALL}write_file{DS_SEP}{{\"path\": \"a.md\"}}{DS_CALL_END}{DS_END}",
+            id="deepseek-v31",
+        ),
+    ],
+)  # fmt: skip
+def test_a_cut_section_keeps_the_calls_closed_before_the_cut(reply: str) -> None:
+    """Formats that close each call inside one section (DSML, Kimi, DeepSeek): a reply cut
+    in the second call keeps the first, whole, and the second is cut, never mended."""
+    second = reply.index("write_file")
+    reading = read_calls(reply[: second + 20], TOOLS, cut_off=True)
+    assert [(c.name, c.arguments, c.ok) for c in reading.calls] == [
+        ("get_weather", {"city": "Zürich"}, True),
+        (None, None, False),
+    ]
+    assert reading.calls[1].error is not None and "cut off" in reading.calls[1].error

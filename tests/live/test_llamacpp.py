@@ -7,25 +7,20 @@ reproduces a situation users meet; the assertions are what the server really doe
 
 from __future__ import annotations
 
-import json
 import re
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from typer.testing import CliRunner
 
 from conchcheck.capabilities import CapabilityFile
-from conchcheck.cli import app
 from conchcheck.matrix import load_matrix
-from conchcheck.report.json import load_results
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.verdict import decide
-from scripts import local_model
+from tests.live.conftest import ProbeServer, StartServer
 
 pytestmark = pytest.mark.live
 MATRIX = load_matrix("default")
@@ -35,19 +30,12 @@ INVALID = [c.id for c in MATRIX.schema_cases if not c.valid]
 
 @pytest.fixture(scope="module", params=["smollm2-own", "smollm2-hermes", "gemma3"])
 def probed(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, start_server: StartServer, probe_server: ProbeServer
 ) -> Iterator[dict[str, Any]]:
-    """One configuration, started, probed through the CLI, and stopped."""
-    if not (local_model.cache_dir() / "bin" / "llama-server").exists():
-        pytest.fail("llama-server is not built: run scripts/local-model build (scripts/test does)")
-    config = request.param
-    out = tmp_path_factory.mktemp(config)
-    server = local_model.start(config)
+    """One configuration, started, probed through the CLI (tests/live/conftest.py), stopped."""
+    server = start_server(request.param)
     try:
-        result = CliRunner().invoke(
-            app, ["probe", f"llamacpp:{config}", "--base-url", server.url + "/v1", "--out", str(out), "--json",
-                  "--cache", str(out / "capabilities.yaml")],
-        )  # fmt: skip
+        run = probe_server(server)
     finally:
         server.stop()
     assert server.process.poll() is not None, "llama-server still running"
@@ -55,25 +43,7 @@ def probed(
         assert sock.connect_ex(("127.0.0.1", int(server.url.rsplit(":", 1)[1]))) != 0, (
             "the port still answers"
         )
-    assert result.exit_code == 0, result.stderr
-    outcome = json.loads(result.stdout)
-    cells, data = load_results(out / "results.json")  # validates against results.schema.json
-    _record(config, cells, data)
-    yield {"config": config, "out": out, "outcome": outcome, "cells": cells, "data": data}
-
-
-def _record(config: str, cells: tuple[Cell, ...], data: dict[str, Any]) -> None:
-    # What the model actually did, in the test output whatever the result.
-    lines = [f"\n== {config}: {data['verdict']['reason']} requests {data['budget']['requests']}, "
-             f"stage ms {data['budget']['stage_ms']}"]  # fmt: skip
-    for cell in cells:
-        if cell.stage in (Stage.NATIVE, Stage.WORDS) and cell.reply is not None:
-            calls = [(c.name, c.arguments[:60]) for c in cell.reply.calls]
-            text = (cell.reply.text or "").replace("\n", " ")[:90]
-            lines.append(
-                f"  {cell.id:<34} {cell.label:<16} calls={calls} repairs={list(cell.repairs)} text={text!r}"
-            )
-    sys.__stderr__.write("\n".join(lines) + "\n")
+    yield run
 
 
 def cell(run: dict[str, Any], cell_id: str) -> Cell:
@@ -84,12 +54,12 @@ def test_every_output_validates(probed: dict[str, Any]) -> None:
     out: Path = probed["out"]
     entries = CapabilityFile(out / "capabilities.yaml").entries()  # validates against its schema
     assert [(e.provider, e.model, e.mode) for e in entries] == [
-        ("llamacpp", probed["config"], probed["data"]["verdict"]["mode"])
+        ("llamacpp", probed["target"].partition(":")[2], probed["data"]["verdict"]["mode"])
     ]
     junit = ElementTree.parse(out / "junit.xml").getroot()
     assert sum(int(s.get("tests", 0)) for s in junit.iter("testsuite")) == len(probed["cells"])
-    assert f"llamacpp:{probed['config']}" in (out / "report.html").read_text()
-    assert (out / "report.md").read_text().startswith(f"**llamacpp:{probed['config']}**")
+    assert probed["target"] in (out / "report.html").read_text()
+    assert (out / "report.md").read_text().startswith(f"**{probed['target']}**")
 
 
 def test_the_catalogue_reads_props(probed: dict[str, Any]) -> None:

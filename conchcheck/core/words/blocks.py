@@ -18,6 +18,7 @@ from enum import Enum
 from conchcheck.core.words import markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall
 from conchcheck.core.words.lexer import (
+    DSML41_VALUES,
     DSML_VALUES,
     GLM_VALUES,
     K3_VALUES,
@@ -58,7 +59,12 @@ class Block:
     again: tuple[str, ...] = ()
     to_end: bool = False
     """The reply's end ends it as the format writes it (no closer exists)."""
+    calls_close: bool = False
+    """Each call inside has a closer of its own, so a reply cut inside the block keeps the
+    calls closed before the cut; the one being written is cut."""
     role: Role = Role.CALLS
+    implied: str = ""
+    """Head text the opener stands for (a Harmony reply opening with its recipient)."""
 
     def lexer(self) -> Lexer:
         """A fresh lexer for this block's body."""
@@ -71,7 +77,7 @@ class Block:
 
     def after_head(self, head: str) -> Block:
         """The block as its head makes it (a Harmony message is a call only ``to=`` one)."""
-        if self.form is CallForm.HARMONY and not sections.is_harmony_call(head):
+        if self.form is CallForm.HARMONY and not sections.is_harmony_call(self.implied + head):
             return _HARMONY_TEXT
         return self
 
@@ -130,35 +136,41 @@ BLOCKS: tuple[Block, ...] = (
     Block("[TOOL_CALLS]", CallForm.MISTRAL, _framed(sections.mistral), ("</s>",), to_end=True),
     Block(
         "<｜tool▁calls▁begin｜>", CallForm.DEEPSEEK_V31, _framed(sections.deepseek),
-        ("<｜tool▁calls▁end｜>",),
+        ("<｜tool▁calls▁end｜>",), calls_close=True,
     ),
     Block(
         "<｜DSML｜function_calls>", CallForm.DEEPSEEK_DSML, _framed(markup.dsml),
         ("</｜DSML｜function_calls>",), strings=False, values=(DSML_VALUES,),
-        again=("</｜DSML｜function_calls>",),
+        again=("</｜DSML｜function_calls>",), calls_close=True,
     ),
     Block(
         "<｜DSML｜tool_calls>", CallForm.DEEPSEEK_V4, _framed(_dsml_v4),
         ("</｜DSML｜tool_calls>",), strings=False, values=(DSML_VALUES,),
-        again=("</｜DSML｜tool_calls>",),
+        again=("</｜DSML｜tool_calls>",), calls_close=True,
+    ),
+    Block(
+        "<｜DSML｜ calls>", CallForm.DEEPSEEK_V41, _framed(markup.dsml41),
+        ("</｜DSML｜ calls>",), strings=False, values=(DSML41_VALUES,),
+        again=("</｜DSML｜ calls>",), calls_close=True,
     ),
     Block(
         "<|tool_calls_section_begin|>", CallForm.KIMI_K2, _framed(sections.kimi),
-        ("<|tool_calls_section_end|>",),
+        ("<|tool_calls_section_end|>",), calls_close=True,
     ),
     Block(
         "<|open|>tools<|sep|>", CallForm.KIMI_K3, _framed(markup.kimi_k3),
         ("<|close|>tools<|sep|>",), strings=False, values=(K3_VALUES,),
-        again=("<|close|>tools<|sep|>",),
+        again=("<|close|>tools<|sep|>",), calls_close=True,
     ),
     Block("<|tool_call>", CallForm.GEMMA4, _framed(sections.gemma4), ("<tool_call|>",)),
-    Block(
-        "<|channel|>", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
-        head_end="<|message|>", head_limit=400, to_end=True,
-    ),
-    Block(
-        "<|start|>", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
-        head_end="<|message|>", head_limit=400, to_end=True,
+    # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
+    # message opens with <|start|> (openai/harmony docs/format.md).
+    *(
+        Block(
+            opener, CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
+            head_end="<|message|>", head_limit=400, to_end=True,
+        )
+        for opener in _HARMONY_NEXT
     ),
     Block("<think>", CallForm.TOOL_CALL, None, ("</think>",), strings=False, role=Role.REASONING),
     Block("[THINK]", CallForm.TOOL_CALL, None, ("[/THINK]",), strings=False, role=Role.REASONING),
@@ -186,6 +198,11 @@ _HARMONY_TEXT = Block(
 )  # fmt: skip
 
 BY_OPENER: dict[str, Block] = {block.opener: block for block in BLOCKS}
+HARMONY_ROLE = Block(
+    "to=functions.", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
+    head_end="<|message|>", head_limit=400, to_end=True, implied="to=functions.",
+)  # fmt: skip
+"""A gpt-oss reply that opens with its header's recipient (read only at a reply's start)."""
 REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>")
 """A reasoning closer with no opener: the server took the opener, so what came before was
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""

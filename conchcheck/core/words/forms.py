@@ -62,6 +62,8 @@ class CallForm(str, Enum):
     """GLM 4.5-4.7: ``<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>``."""
     DEEPSEEK_V4 = "deepseek_v4"
     """DeepSeek V4: DSML as in V3.2, in a ``<｜DSML｜tool_calls>`` block."""
+    DEEPSEEK_V41 = "deepseek_v41"
+    """DeepSeek V4.1: DSML whose tags have a leading space, ``<｜DSML｜ invoke name="f">``."""
     KIMI_K2 = "kimi_k2"
     """Kimi K2: ``<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}``."""
     KIMI_K3 = "kimi_k3"
@@ -86,8 +88,8 @@ class CallForm(str, Enum):
 #   this form, and typed the same way.
 # - GLM: every <arg_value> is text; its template writes non-text values with tojson, and
 #   vLLM's glm4_moe_tool_parser types each by the schema. Untyped, like XML_PARAMETERS.
-# - DEEPSEEK_DSML and DEEPSEEK_V4 (string="true|false") and KIMI_K3 (type="…") say each
-#   value's type, so they carry types; DEEPSEEK_V3/V31, KIMI_K2, HARMONY, GEMMA4 and
+# - DEEPSEEK_DSML, DEEPSEEK_V4, DEEPSEEK_V41 (string="true|false") and KIMI_K3 (type="…")
+#   say each value's type, so they carry types; DEEPSEEK_V3/V31, KIMI_K2, HARMONY, GEMMA4 and
 #   LLAMA4_PYTHONIC carry JSON or Python literals.
 UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM})
 """Forms whose argument values carry no types: each is text, typed by the tool's schema."""

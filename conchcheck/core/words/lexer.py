@@ -30,9 +30,20 @@ class Values:
     """A regex matching any start of the opening tag at the end of the text."""
     closer: str
     follows: tuple[str, ...]
+    own_line: bool = False
+    """The format puts each tag on a line of its own, so an opening tag inside a line of a
+    value is text, and only one at a line's start ends a value left unclosed."""
 
 
-def tagged(head: str, attributes: str, end: str, closer: str, follows: tuple[str, ...]) -> Values:
+def tagged(
+    head: str,
+    attributes: str,
+    end: str,
+    closer: str,
+    follows: tuple[str, ...],
+    *,
+    own_line: bool = False,
+) -> Values:
     """The ``Values`` of tags written ``head``, ``attributes`` (a bounded character class
     repeat, or empty), ``end``; the prefix pattern is built from the same parts.
     """
@@ -44,6 +55,7 @@ def tagged(head: str, attributes: str, end: str, closer: str, follows: tuple[str
         "(?:" + "|".join(reversed(starts)) + r")\Z",
         closer,
         follows,
+        own_line,
     )
 
 
@@ -51,7 +63,7 @@ def tagged(head: str, attributes: str, end: str, closer: str, follows: tuple[str
 # next parameter or "</function>" (vLLM qwen3coder_tool_parser; llama.cpp common/chat.cpp).
 QWEN_VALUES = tagged(
     "<parameter=", "[^>\n]{1,200}", ">", "</parameter>",
-    ("<parameter=", "</function>", "</tool_call>", "<function="),
+    ("<parameter=", "</function>", "</tool_call>", "<function="), own_line=True,
 )  # fmt: skip
 # GLM 4.5-4.7: "<arg_key>K</arg_key><arg_value>V</arg_value>", then the next key or the closer
 # (zai-org GLM-4.5 chat_template.jinja; vLLM glm4_moe_tool_parser).
@@ -61,7 +73,14 @@ GLM_VALUES = tagged("<arg_value>", "", "", "</arg_value>", ("<arg_key>", "</tool
 DSML_VALUES = tagged(
     "<｜DSML｜parameter", "[^>\n]{0,300}", ">", "</｜DSML｜parameter>",
     ("<｜DSML｜parameter", "</｜DSML｜invoke>", "<｜DSML｜invoke", "</｜DSML｜function_calls>",
-     "</｜DSML｜tool_calls>"),
+     "</｜DSML｜tool_calls>"), own_line=True,
+)  # fmt: skip
+# DeepSeek V4.1's DSML names its tags with a leading space ("<｜DSML｜ parameter …>"; vLLM
+# vllm/tokenizers/deepseek_v41_encoding.py, adapted from DeepSeek's V4.1 reference encoder).
+DSML41_VALUES = tagged(
+    "<｜DSML｜ parameter", "[^>\n]{0,300}", ">", "</｜DSML｜ parameter>",
+    ("<｜DSML｜ parameter", "</｜DSML｜ invoke>", "<｜DSML｜ invoke", "</｜DSML｜ calls>"),
+    own_line=True,
 )  # fmt: skip
 # Kimi K3: '<|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>' (the Kimi-K3
 # template as copied in llama.cpp models/templates; vLLM kimi_k3_tool_parser).
@@ -158,6 +177,7 @@ class Lexer:
         """Each tagged value read: (its opening tag, where its text starts, where it ends)."""
         self._opened: tuple[str, int] | None = None
         self._cut = False
+        self._fresh = False  # inside a value: its current line so far is only space
         self.unread = 0
         """Characters at the end of the last ``feed(keep=False)`` left for the caller."""
 
@@ -266,6 +286,7 @@ class Lexer:
     def _open_value(self, token: str, start: int) -> None:
         self._close_value(start - len(token))
         self._opened = (token, start)
+        self._fresh = False  # the line holds the opening tag
         for values in self.values:
             if re.fullmatch(values.opener, token):
                 self._in, self._value = _In.VALUE, values
@@ -284,10 +305,18 @@ class Lexer:
         match = pattern.search(window, pos)
         if match is None:
             tokens = [values.closer, *self.markers]
-            self._carry = window[self._tail(window, pos, tokens, values.opener_prefix) :]
+            index = self._tail(window, pos, tokens, values.opener_prefix)
+            self._line(window, pos, index)
+            self._carry = window[index:]
             return None
         token = match.group()
+        fresh = self._line(window, pos, match.start())
         if token != values.closer and token not in self.markers:
+            if values.own_line and not fresh:
+                # The format writes each tag on a line of its own (Qwen3-Coder's template,
+                # DeepSeek's DSML encoder): one inside a line is the value's text.
+                self._fresh = False
+                return match.end()
             self._open_value(token, base + match.end())  # an unclosed value ends at the next
             return match.end()
         follows = values.follows if token == values.closer else self.again
@@ -305,12 +334,22 @@ class Lexer:
         else:
             real = rest.startswith(follows)
         if not real:
+            self._fresh = False
             return match.end()  # the value's own text
         self._close_value(base + match.start())
         if token == values.closer:
             self._in = _In.CODE
             return match.end()
         return base + match.start(), token
+
+    def _line(self, window: str, start: int, end: int) -> bool:
+        """Read ``window[start:end]`` of a value: whether its line so far is only space."""
+        newline = window.rfind("\n", start, end)
+        if newline >= 0:
+            self._fresh = not window[newline + 1 : end].strip()
+        elif end > start:
+            self._fresh = self._fresh and not window[start:end].strip()
+        return self._fresh
 
     def _close_value(self, end: int) -> None:
         if self._opened is not None:

@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any
 
 from conchcheck.core.tools import Tool, as_tools
-from conchcheck.core.words.blocks import BY_OPENER, REASONING_ENDS, Block, Role
+from conchcheck.core.words.blocks import BY_OPENER, HARMONY_ROLE, REASONING_ENDS, Block, Role
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call, names_offered_tool
 from conchcheck.core.words.lexer import Lexer, first_anywhere, trie
 
@@ -87,6 +87,7 @@ class WordsReader:
         self._pending = ""  # short text whose meaning the next chunk decides
         self._opener = ""  # the marker that opened the block or head being read
         self._head = ""  # a block's head, or a fence's info string
+        self._head_end = ""  # what ended the head (Harmony's <|message|>, a function's >)
         self._block: Block | None = None
         self._lexer: Lexer | None = None
         self._parts: list[str] = []  # a held block's text read so far
@@ -174,6 +175,18 @@ class WordsReader:
         if len(lead) < _LONGEST and any(m.startswith(lead) and m != lead for m in _MARKERS):
             self._pending = rest
             return len(text)
+        if HARMONY_ROLE.opener.startswith(lead[: len(HARMONY_ROLE.opener)]):
+            # gpt-oss: the prompt ends "<|start|>assistant", so a reply may open with the
+            # header's recipient, " to=functions.f<|channel|>commentary json<|message|>{…}"
+            # (openai/harmony's tests; llama.cpp's gpt-oss parser).
+            if len(lead) < len(HARMONY_ROLE.opener):
+                self._pending = rest
+                return len(text)
+            cut = len(rest) - len(lead) + len(HARMONY_ROLE.opener)
+            self._opener, self._head = "".join(self._parts) + rest[:cut], ""
+            self._parts = []
+            self._state, self._block, self._head_end = _State.HEAD, HARMONY_ROLE, "<|message|>"
+            return pos + cut
         if not lead.startswith(_MARKERS):
             if lead[0] in "{[" or lead.startswith(self._openers):
                 self._state = _State.WHOLE
@@ -206,9 +219,9 @@ class WordsReader:
             self._state, self._head = _State.FENCE_INFO, ""
         else:
             block = BY_OPENER[marker]
-            self._opener, self._head = marker, ""
+            self._opener, self._head, self._head_end = marker, "", ""
             if block.head_end is not None:
-                self._state, self._block = _State.HEAD, block
+                self._state, self._block, self._head_end = _State.HEAD, block, block.head_end
             else:
                 self._begin(block, out)
         return match.end()
@@ -223,9 +236,7 @@ class WordsReader:
             out.append(self._opener + self._head_text())
 
     def _head_text(self) -> str:
-        block = BY_OPENER.get(self._opener)
-        end = block.head_end if block is not None and block.head_end is not None else ""
-        return self._head + end if self._head or end else ""
+        return self._head + self._head_end
 
     def _head_step(self, text: str, pos: int, out: list[str]) -> int:
         block = self._block
@@ -240,7 +251,7 @@ class WordsReader:
             return len(text)
         if end < 0 or broken:
             out.append(self._opener)  # not a block after all: words, read again as such
-            self._state = _State.TEXT
+            self._state, self._head_end = _State.TEXT, ""
             return pos
         self._head = text[pos:end]
         self._begin(block.after_head(self._head), out)
@@ -292,16 +303,17 @@ class WordsReader:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:
             raw = self._opener + self._head_text() + body + closer
-            if cut_off and not closer and not block.to_end:
+            if cut_off and not closer and not (block.to_end or block.calls_close):
                 self._calls.append(cut_call(block.form, raw))
             else:
-                self._calls += block.read(self._reader, self._head, body, raw, cut_off)
+                head = block.implied + self._head
+                self._calls += block.read(self._reader, head, body, raw, cut_off)
         self._to_text()
 
     def _to_text(self) -> None:
         self._lag_ok = False
         self._state, self._block, self._lexer = _State.TEXT, None, None
-        self._parts, self._head, self._opener = [], "", ""
+        self._parts, self._head, self._opener, self._head_end = [], "", "", ""
 
     def _fence_info(self, text: str, pos: int, out: list[str]) -> int:
         # The info string is bounded by _MAX_FENCE_INFO: only that much is ever read again.

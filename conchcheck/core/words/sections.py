@@ -28,6 +28,9 @@ _FENCED = re.compile(r"\A\s*```[A-Za-z]{0,10}\s*\n?(.*?)\n?\s*(?:```\s*)?\Z", re
 # never the caller's (openai/harmony docs/format.md; vLLM openai_tool_parser).
 _HARMONY_TO = re.compile(r"\bto=(?:functions\.([^\s<]{1,200})|([^\s<.]{1,200})(?=[\s<]|\Z))")
 _GEMMA_NAME = re.compile(r"\s*(?:call:)?([A-Za-z_][\w.\-]{0,199})\s*")
+_GEMMA_KEY = re.compile(
+    r'("(?:[^"\\]|\\.)*")|([{,]\s*)([^\s:{}\[\],"][^:{}\[\],"\n]{0,200}?)\s*(?=:)'
+)
 _KIMI_ID = re.compile(r"\s*(?:functions\.)?([^\s:]{1,200})(?::\d{1,6})?\s*\Z")
 
 
@@ -38,20 +41,21 @@ def deepseek(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Word
     calls: list[WordsCall] = []
     for inner, closed in _pieces(text, DS_CALL, DS_CALL_END):
         head, sep, arguments = inner.partition(DS_SEP)
-        cut = cut_off and not closed
-        if not sep:
-            form = CallForm.DEEPSEEK_V31
-            calls.append(cut_call(form, raw) if cut else reader.failed(form, raw, _NO_SEP))
+        if cut_off and not closed:
+            # The reply was cut inside this call: never mended, never run.
+            calls.append(cut_call(CallForm.DEEPSEEK_V31, raw))
+        elif not sep:
+            calls.append(reader.failed(CallForm.DEEPSEEK_V31, raw, _NO_SEP))
         elif head.strip() == "function" and not arguments.lstrip().startswith("{"):
             # V3 and R1: the type, then the name on its line and the arguments in a fence
             # (deepseek-ai DeepSeek-V3 tokenizer_config.json chat_template).
             name, _, fenced = arguments.partition("\n")
             match = _FENCED.match(fenced)
             body = match.group(1) if match is not None else fenced
-            calls += reader.named(name.strip(), body, CallForm.DEEPSEEK_V3, raw, cut_off=cut)
+            calls += reader.named(name.strip(), body, CallForm.DEEPSEEK_V3, raw, cut_off=False)
         else:
             name = head.strip()
-            calls += reader.named(name, arguments, CallForm.DEEPSEEK_V31, raw, cut_off=cut)
+            calls += reader.named(name, arguments, CallForm.DEEPSEEK_V31, raw, cut_off=False)
     return calls or [reader.failed(CallForm.DEEPSEEK_V31, raw, "Your tool call is empty.")]
 
 
@@ -60,17 +64,14 @@ def kimi(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCal
     calls: list[WordsCall] = []
     for inner, closed in _pieces(text, KIMI_CALL, KIMI_CALL_END):
         head, sep, arguments = inner.partition(KIMI_ARGUMENTS)
-        cut = cut_off and not closed
         match = _KIMI_ID.match(head)
-        if not sep or match is None:
+        if cut_off and not closed:
+            calls.append(cut_call(CallForm.KIMI_K2, raw))  # cut inside this call
+        elif not sep or match is None:
             problem = "Your tool call has no function id before its arguments."
-            calls.append(
-                cut_call(CallForm.KIMI_K2, raw)
-                if cut
-                else reader.failed(CallForm.KIMI_K2, raw, problem)
-            )
-            continue
-        calls += reader.named(match.group(1), arguments, CallForm.KIMI_K2, raw, cut_off=cut)
+            calls.append(reader.failed(CallForm.KIMI_K2, raw, problem))
+        else:
+            calls += reader.named(match.group(1), arguments, CallForm.KIMI_K2, raw, cut_off=False)
     return calls or [reader.failed(CallForm.KIMI_K2, raw, "Your tool call is empty.")]
 
 
@@ -183,4 +184,12 @@ def _gemma_json(text: str) -> str:
         out += [text[pos:start], quoted(text[start + len(GEMMA_QUOTE) : end])]
         pos = end + len(GEMMA_QUOTE)
     out.append(text[pos:])
-    return "".join(out)
+    # Keys are written bare and may hold spaces ("Basic LLM Chain:{…}", ollama/ollama#18390;
+    # the template's format_argument with escape_keys=False): quote every one.
+    return _GEMMA_KEY.sub(_quote_key, "".join(out))
+
+
+def _quote_key(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return match.group(1)  # a string, already JSON
+    return match.group(2) + quoted(match.group(3).strip())
