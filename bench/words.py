@@ -88,6 +88,23 @@ def main() -> None:
     print(f"{'streaming: 100 KB reply':<36} {'time':>9} {'ratio':>7} {'bound':>6}")
     for name, seconds, bound in rows:
         print(f"{name:<36} {seconds * 1e3:>7.1f}ms {seconds / whole:>6.2f}x {bound:>5}x")
+    # The floor no reader written in Python goes under: one piece, plus a Python call per
+    # delta to a reader that hands every delta back untouched.
+    print(f"{'floor: one piece + a call per delta':<36}")
+    for name, feeds in (("deltas", pieces), ("chars", chars)):
+        loop = best(lambda feeds=feeds: _untouched(feeds))
+        print(f"  {name:<34} {(whole + loop) * 1e3:>7.1f}ms {(whole + loop) / whole:>6.2f}x")
+
+
+class _Untouched:
+    def feed(self, chunk: str) -> str:
+        return chunk
+
+
+def _untouched(pieces: list[str]) -> None:
+    reader = _Untouched()
+    for piece in pieces:
+        reader.feed(piece)
 
 
 if __name__ == "__main__":

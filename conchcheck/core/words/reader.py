@@ -94,6 +94,7 @@ class WordsReader:
         self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
         self._triggers = re.compile("<").search  # finds a first character of a closer
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
+        self._plain = False  # in the text state with nothing pending: plain words pass as they are
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._in_reasoning = 0
@@ -107,24 +108,26 @@ class WordsReader:
         reads the same as one that is not.
         """
         text = chunk if chunk.__class__ is str else self._bytes.decode(chunk)  # type: ignore[arg-type]
+        # Most deltas are plain words: no character that can begin a marker, or none that
+        # does (a "<b>" tag, a `code` span). Only the text state reads them, here.
+        if self._plain and "<" not in text and "[" not in text and "`" not in text:
+            return text
         if self._state is _TEXT:
-            # Most deltas are plain words: no character that can begin a marker, or none
-            # that does (a "<b>" tag, a `code` span). Only the text state reads them.
             if self._pending:
                 text, self._pending = self._pending + text, ""
-            elif "<" not in text and "[" not in text and "`" not in text:
-                return text
             match = _SCAN_RE.search(text)
             if match is None:
+                self._plain = True
                 return text
             if match.lastindex is None:  # only the start of a marker, at the end
-                self._pending = text[match.start() :]
+                self._pending, self._plain = text[match.start() :], False
                 return text[: match.start()]
         elif self._lag_ok and not self._pending and self._triggers(text) is None:
             self._lag.append(text)  # a held block's text that can't end it (see _body)
             return ""
         out: list[str] = []
         self._read(text, out)
+        self._plain = self._state is _TEXT and not self._pending
         return "".join(out)
 
     def close(self, *, cut_off: bool = False) -> WordsReading:
@@ -134,7 +137,7 @@ class WordsReader:
         while rest is not None:
             self._read(rest, out)
             rest = self._finish(out, cut_off=cut_off)
-        self._state = _State.TEXT
+        self._state, self._plain = _State.TEXT, True
         calls, self._calls = tuple(self._calls), []
         return WordsReading(calls, "".join(out), self._fake, self._in_reasoning)
 
