@@ -8,6 +8,7 @@ once, in chunks of any size, and reports the first marker that stands outside ev
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ def tagged(
     """The ``Values`` of tags written ``head``, ``attributes`` (a bounded character class
     repeat, or empty), ``end``; the prefix pattern is built from the same parts.
     """
+    assert head.startswith("<"), 'Lexer._tail looks for value tags from a "<"'
     starts = [re.escape(head[:i]) for i in range(1, len(head))]
     middle = re.escape(head) + attributes.replace("{1,", "{0,")
     starts += [middle + re.escape(end[:i]) for i in range(len(end))]
@@ -125,6 +127,30 @@ def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
     return emit(root, top=True)
 
 
+_Patterns = tuple[
+    re.Pattern[str], tuple[str, ...], re.Pattern[str], dict[str, re.Pattern[str]], int
+]
+
+
+@functools.lru_cache(maxsize=64)
+def _patterns(markers: tuple[str, ...], strings: bool, values: tuple[Values, ...]) -> _Patterns:
+    """What a lexer searches with, built once per kind of block (a reply holds many)."""
+    literals = sorted(markers, key=len, reverse=True)
+    code = [re.escape(m) for m in literals]
+    code += [v.opener for v in values]
+    if strings:
+        code += [re.escape('<|"|>'), r'["\'{}\[\]]']
+    every = (*literals, *(('<|"|>',) if strings else ()))
+    starts = {m[0] for m in every} | ({"<"} if values else set())
+    return (
+        re.compile("|".join(code)),
+        every,
+        re.compile("[" + re.escape("".join(sorted(starts))) + "]"),
+        {v.opener_prefix: re.compile(v.opener_prefix) for v in values},
+        max((len(m) for m in every), default=1),
+    )
+
+
 def first_anywhere(text: str, markers: tuple[str, ...]) -> tuple[int, str] | None:
     """The first of ``markers`` in ``text``, inside a value or not (a block never closed)."""
     hits = [(i, m) for m in markers if (i := text.find(m)) >= 0]
@@ -153,19 +179,9 @@ class Lexer:
         self.strings = strings
         self.values = values
         self.again = again
-        literals = sorted(markers, key=len, reverse=True)
-        code = [re.escape(m) for m in literals]
-        code += [v.opener for v in values]
-        if strings:
-            code += [re.escape('<|"|>'), r'["\'{}\[\]]']
-        self._code = re.compile("|".join(code))
-        self._literals = tuple(literals) + (('<|"|>',) if strings else ())
-        starts = (
-            {m[0] for m in self._literals} | {"<"} if values else {m[0] for m in self._literals}
-        )
-        self._start_re = re.compile("[" + re.escape("".join(sorted(starts))) + "]")
-        self._prefixes = {v.opener_prefix: re.compile(v.opener_prefix) for v in values}
-        self._longest = max((len(m) for m in self._literals), default=1)
+        (
+            self._code, self._literals, self._start_re, self._prefixes, self._longest
+        ) = _patterns(markers, strings, values)  # fmt: skip
         self._value: Values | None = None
         self._value_re: re.Pattern[str] | None = None
         self._in = _In.CODE
@@ -369,7 +385,9 @@ class Lexer:
                 break
             start = hit.start() + 1
         if prefix is not None:
-            match = self._prefixes[prefix].search(window, max(pos, end - 320))
+            # Every value's opening tag starts with "<": search only from the first one.
+            first = window.find("<", max(pos, end - 320))
+            match = self._prefixes[prefix].search(window, first) if first >= 0 else None
             if match is not None:
                 index = min(index, match.start())
         return index

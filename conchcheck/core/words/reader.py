@@ -10,8 +10,9 @@ number of times, so the reader is linear in its input however it is chunked.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -92,9 +93,10 @@ class WordsReader:
         self._lexer: Lexer | None = None
         self._parts: list[str] = []  # a held block's text read so far
         self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
-        self._triggers = re.compile("<").search  # finds a first character of a closer
+        self._triggers: _Search = _ANGLE  # finds a first character of the block's closers
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._plain = False  # in the text state with nothing pending: plain words pass as they are
+        self._closing: frozenset[str] = frozenset()  # every start of the block's closers
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._in_reasoning = 0
@@ -122,9 +124,14 @@ class WordsReader:
             if match.lastindex is None:  # only the start of a marker, at the end
                 self._pending, self._plain = text[match.start() :], False
                 return text[: match.start()]
-        elif self._lag_ok and not self._pending and self._triggers(text) is None:
-            self._lag.append(text)  # a held block's text that can't end it (see _body)
-            return ""
+        elif self._lag_ok:
+            if not self._pending:
+                if self._triggers(text) is None:
+                    self._lag.append(text)  # a held block's text that can't end it (_body)
+                    return ""
+            elif (grown := self._pending + text) in self._closing:
+                self._pending = grown  # still only the start of the block's closer
+                return ""
         out: list[str] = []
         self._read(text, out)
         self._plain = self._state is _TEXT and not self._pending
@@ -232,9 +239,9 @@ class WordsReader:
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
-        firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
-        self._triggers = re.compile("[" + re.escape(firsts) + "]").search
+        self._triggers, self._closing = _closing(block)
         self._lag_ok = block.role is not Role.REASONING
+
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
 
@@ -413,6 +420,19 @@ class WordsReader:
         closed = marker in block.closers
         self._end(whole[:index], marker if closed else "", out, cut_off=False)
         return whole[index + len(marker) if closed else index :] or None
+
+
+_Search = Callable[..., "re.Match[str] | None"]
+_ANGLE: _Search = re.compile("<").search
+
+
+@functools.lru_cache(maxsize=64)
+def _closing(block: Block) -> tuple[_Search, frozenset[str]]:
+    """A search for a first character of ``block``'s closers, and every start of them."""
+    ends = (*block.closers, *block.reopen)
+    firsts = "".join(sorted({"<", *(m[0] for m in ends)}))
+    starts = frozenset(m[:i] for m in ends for i in range(1, len(m)))
+    return re.compile("[" + re.escape(firsts) + "]").search, starts
 
 
 def _partial_start(text: str, start: int) -> int:
