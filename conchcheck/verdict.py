@@ -218,7 +218,10 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
         fix = next((f.detail.partition(": ")[2] for f in cell.findings
                     if f.code == "calls_leaked_as_text"), "")  # fmt: skip
         found.setdefault(family, ([], fix))[0].append(cell.id)
-    return tuple(Leak(family, tuple(ids), fix) for family, (ids, fix) in found.items())
+    # Cells finish in any order under concurrency: sorted, so the verdict is deterministic.
+    return tuple(
+        Leak(family, tuple(sorted(ids)), fix) for family, (ids, fix) in sorted(found.items())
+    )
 
 
 def _tools_observed(cells: Sequence[Cell]) -> bool | None:

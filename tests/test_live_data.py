@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conchcheck.core.leaks import family_of
 from conchcheck.core.matching import judge
 from conchcheck.core.refusals import classify
 from conchcheck.core.words import read_calls
@@ -29,7 +30,7 @@ def run(name: str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
     return load_results(DATA / f"{name}.results.json")
 
 
-@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
+@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3", "qwen-coder"])
 def test_the_verdict_follows_from_the_cells(name: str) -> None:
     cells, data = run(name)
     verdict = decide(
@@ -38,6 +39,9 @@ def test_the_verdict_follows_from_the_cells(name: str) -> None:
     assert verdict.mode.value == data["verdict"]["mode"]
     assert verdict.dialect.dialect == data["verdict"]["dialect"]["dialect"]
     assert list(verdict.refused_keywords) == data["verdict"]["refused_keywords"]
+    assert [(leak.family, list(leak.cells)) for leak in verdict.leaks] == [
+        (leak["family"], sorted(leak["cells"])) for leak in data["verdict"].get("leaks", [])
+    ]
 
 
 @pytest.mark.parametrize("name", ["smollm2-hermes"])
@@ -73,7 +77,7 @@ def test_two_native_calls_where_one_was_wanted() -> None:
     assert judgement.value == cell.outcome.value == "wrong_tool"
 
 
-@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3"])
+@pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3", "qwen-coder"])
 def test_words_replies_read_as_recorded(name: str) -> None:
     cells, _ = run(name)
     words = [
@@ -97,3 +101,22 @@ def test_tools_never_reach_a_template_without_them() -> None:
     assert data["catalogue"]["tools"] is False
     assert all(c.extra.get("native_calls") == 0 for c in cells if c.stage is Stage.NATIVE)
     assert all(c.outcome is Outcome.ACCEPTED for c in cells if c.stage is Stage.DIALECT)
+
+
+def test_calls_left_in_the_text_read_as_recorded() -> None:
+    """Qwen2.5-Coder on llama-server writes its calls as bare or fenced JSON in the content of
+    native replies (provider-facts): read again, each is the same call, of no family."""
+    cells, data = run("qwen-coder")
+    leaked = [c for c in cells if c.stage is Stage.NATIVE and c.outcome is Outcome.LEAKED]
+    assert len(leaked) == 10
+    assert [leak["family"] for leak in data["verdict"]["leaks"]] == ["plain_json"]
+    for cell in leaked:
+        (prompt,) = [p for p in MATRIX.prompts if p.id == cell.case]
+        tools = [MATRIX.tools[t] for t in prompt.tools]
+        assert cell.reply is not None and cell.reply.text is not None and cell.reading
+        assert cell.extra["native_calls"] == 0
+        reading = read_calls(cell.reply.text, tools, cut_off=cell.reply.finish is Finish.LENGTH)
+        assert [(c.form.value, c.name, c.arguments) for c in reading.calls] == [
+            (c.form, c.name, c.arguments) for c in cell.reading.calls
+        ]
+        assert {family_of(c).value for c in reading.calls} == {"plain_json"}
