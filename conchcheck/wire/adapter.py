@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
 from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
 
@@ -98,16 +99,13 @@ class ChatAdapter(ABC):
         """A fresh reducer for one streamed reply."""
 
 
-_MARKERS = ("<tool_call>", "<function=", "<|python_tag|>", "[TOOL_CALLS]", "<tool_response>")
-
-
 def marker_findings(text: str) -> tuple[Finding, ...]:
     """A finding when a native reply's text holds tool-call markers (a call left as text).
 
     vLLM's parsers leave an unparsed call in ``content`` with ``finish_reason: stop``
     (provider-facts N09; vllm-project/vllm#21571): the call never reaches the client.
     """
-    found = [marker for marker in _MARKERS if marker in text]
+    found = [marker for marker in CALL_MARKERS if marker in text]
     if not found:
         return ()
     return (Finding("call_markers_in_text", f"the text holds {', '.join(found)}"),)

@@ -203,6 +203,12 @@ HARMONY_ROLE = Block(
     head_end="<|message|>", head_limit=400, to_end=True, implied="to=functions.",
 )  # fmt: skip
 """A gpt-oss reply that opens with its header's recipient (read only at a reply's start)."""
+CALL_MARKERS: tuple[str, ...] = (
+    *(b.opener for b in BLOCKS if b.role is Role.CALLS and b.form is not CallForm.HARMONY),
+    "<tool_response>",
+)
+"""What in a reply's text shows a call (or a made-up result) left there; Harmony's channel
+markers are left out, since its analysis channel in the text is reasoning, not a call."""
 REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>")
 """A reasoning closer with no opener: the server took the opener, so what came before was
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""

@@ -127,9 +127,7 @@ def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
     return emit(root, top=True)
 
 
-_Patterns = tuple[
-    re.Pattern[str], tuple[str, ...], re.Pattern[str], dict[str, re.Pattern[str]], int
-]
+_Patterns = tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str], dict[str, re.Pattern[str]]]
 
 
 @functools.lru_cache(maxsize=64)
@@ -147,7 +145,6 @@ def _patterns(markers: tuple[str, ...], strings: bool, values: tuple[Values, ...
         every,
         re.compile("[" + re.escape("".join(sorted(starts))) + "]"),
         {v.opener_prefix: re.compile(v.opener_prefix) for v in values},
-        max((len(m) for m in every), default=1),
     )
 
 
@@ -176,12 +173,11 @@ class Lexer:
         again: tuple[str, ...] = (),
     ) -> None:
         self.markers = markers
-        self.strings = strings
         self.values = values
         self.again = again
-        (
-            self._code, self._literals, self._start_re, self._prefixes, self._longest
-        ) = _patterns(markers, strings, values)  # fmt: skip
+        self._code, self._literals, self._start_re, self._prefixes = _patterns(
+            markers, strings, values
+        )
         self._value: Values | None = None
         self._value_re: re.Pattern[str] | None = None
         self._in = _In.CODE
@@ -201,11 +197,6 @@ class Lexer:
     def fed(self) -> int:
         """Characters fed so far."""
         return self._offset
-
-    @property
-    def carried(self) -> int:
-        """Characters at the end of the text fed that wait for the next chunk."""
-        return len(self._carry)
 
     @property
     def in_value(self) -> bool:

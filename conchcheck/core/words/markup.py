@@ -198,16 +198,7 @@ def function_tag(
     """Llama 3.1's ``<function=name>{…}</function>``, or Qwen3-Coder lines after the tag."""
     if "<parameter=" in body:
         return qwen_xml(reader, f"<function={name}>{body}", raw, cut_off=cut_off)
-    if not body.strip():
-        return [reader.call(name, {}, CallForm.FUNCTION_TAG, raw)]
-    try:
-        reading = read_json(body.strip(), mend_unclosed=not cut_off)
-    except Unreadable as exc:
-        if exc.reason.startswith("cut off"):
-            return [cut_call(CallForm.FUNCTION_TAG, raw)]
-        problem = f"The arguments of your call to {name} could not be read ({exc.reason})."
-        return [reader.failed(CallForm.FUNCTION_TAG, raw, problem, name)]
-    return [reader.call(name, reading.value, CallForm.FUNCTION_TAG, raw, reading.repairs)]
+    return reader.named(name, body, CallForm.FUNCTION_TAG, raw, cut_off=cut_off)
 
 
 def exact_value(text: str) -> str:

@@ -241,7 +241,6 @@ class WordsReader:
         self._parts, self._lag = [], []
         self._triggers, self._closing = _closing(block)
         self._lag_ok = block.role is not Role.REASONING
-
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
 
