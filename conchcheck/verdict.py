@@ -215,9 +215,7 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
         family = cell.extra.get("leaked_family")
         if cell.stage is not Stage.NATIVE or not isinstance(family, str):
             continue
-        fix = next((f.detail.partition(": ")[2] for f in cell.findings
-                    if f.code == "calls_leaked_as_text"), "")  # fmt: skip
-        found.setdefault(family, ([], fix))[0].append(cell.id)
+        found.setdefault(family, ([], str(cell.extra.get("leaked_fix", ""))))[0].append(cell.id)
     # Cells finish in any order under concurrency: sorted, so the verdict is deterministic.
     return tuple(
         Leak(family, tuple(sorted(ids)), fix) for family, (ids, fix) in sorted(found.items())

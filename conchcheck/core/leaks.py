@@ -9,7 +9,6 @@ Parser" and ``ToolCallParserEnum``; llama.cpp's ``docs/function-calling.md`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import Enum
 
 from conchcheck.core.words import CallForm, WordsCall
@@ -105,11 +104,6 @@ def family_of(call: WordsCall) -> Family:
     if family is Family.GLM45 and "\n" not in call.raw.partition("<arg_key>")[0]:
         return Family.GLM47 if "<arg_key>" in call.raw else Family.GLM45
     return family
-
-
-def leaked_family(calls: Iterable[WordsCall]) -> Family | None:
-    """The family of the calls found in a native reply's text (the first call's), or None."""
-    return next((family_of(call) for call in calls), None)
 
 
 def server_fix(family: Family, server: Server) -> str:

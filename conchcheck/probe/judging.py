@@ -13,7 +13,7 @@ from typing import Any
 
 from conchcheck.core.arguments import ArgumentsResult, read_arguments
 from conchcheck.core.dialects import unwrap_arguments
-from conchcheck.core.leaks import Server, leaked_family, server_fix
+from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import Tool
@@ -108,8 +108,7 @@ def judge_native(
     if leaked:
         # Calls in the content with none native: the server didn't parse them (a missing
         # --jinja or --tool-call-parser, a wrong template; provider-facts N09, vllm#21571).
-        family = leaked_family(leaked)
-        assert family is not None
+        family = family_of(leaked[0])
         fix = server_fix(family, server)
         reading = _words_reading(leaked, reply.text, 0, "")
         if prompt.expect.no_call:
@@ -126,7 +125,7 @@ def judge_native(
             detail += f"{judged.value}; "
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
-        extra |= {"leaked_family": family.value, "leaked_calls": len(leaked)}
+        extra |= {"leaked_family": family.value, "leaked_calls": len(leaked), "leaked_fix": fix}
     extra["marker_leak"] = bool(leaked) or any(
         f.code == "call_markers_in_text" for f in reply.findings
     )
