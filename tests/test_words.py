@@ -945,21 +945,36 @@ def test_one_character_at_a_time() -> None:
         assert streamed(list(reply)) == at_once(reply)
 
 
-def test_words_go_out_at_once_and_calls_are_held() -> None:
+def test_plain_words_go_out_at_once_and_calls_are_held() -> None:
     reader = WordsReader(TOOLS)
     assert reader.feed("Hello, I will ") == "Hello, I will "
-    assert reader.feed("check. <tool") == "check. "  # "<tool" may open a call: held
-    assert reader.feed('_call>{"name": "get_weather", ') == ""
+    # "<tool" may open a call: words from a character that can begin a marker wait until
+    # _GATHER (32) characters are in hand, then go out up to the marker.
+    assert reader.feed("check. <tool") == ""
+    assert reader.feed('_call>{"name": "get_weather", ') == "check. "
     assert reader.feed('"arguments": {"city": "Oslo"}}</tool_call> Back') == " Back"
     end = reader.close()
     assert (end.text, [c.name for c in end.calls]) == ("", ["get_weather"])
+
+
+def test_words_wait_for_at_most_32_characters() -> None:
+    reader = WordsReader(TOOLS)
+    assert reader.feed("Some ") == "Some "
+    waited = [reader.feed(c) for c in "<b>bold</b> and more words here to go"]
+    assert waited[:31] == [""] * 31
+    assert waited[31] == "<b>bold</b> and more words here "  # 32 characters
+    assert waited[32:] == ["t", "o", " ", "g", "o"]  # plain again: at once
 
 
 def test_a_passing_fence_streams_its_content() -> None:
     reader = WordsReader(TOOLS)
     assert reader.feed("```python\nprint(1)\n") == "```python\nprint(1)\n"
     assert reader.feed("``") == ""
-    assert reader.feed("`\n<tool_call>") == "```\n"
+    assert reader.feed("`\n<tool_call>") == ""
+    assert reader.feed('{"name": "get_weather", "arguments": {}}') == "```\n"
+    assert reader.feed("</tool_call>") == ""
+    end = reader.close()
+    assert (end.text, [c.name for c in end.calls]) == ("", ["get_weather"])
 
 
 # -- the list in the system prompt ------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Tools in words, the reader half: calls read from a reply as it streams (DESIGN.md rule 6).
 
-``WordsReader`` reads a stream as it comes: words go out at once, a call is held until its
+``WordsReader`` reads a stream as it comes: plain words go out at once (words near a
+character that can begin a marker at most 32 characters late), a call is held until its
 block ends (``blocks`` says where each family's block opens and ends), reasoning and code
 fences pass untouched, and a ``<tool_response>`` the model writes itself is never shown or
 believed. ``read_calls`` is the same reader fed once. Every character is read a bounded
@@ -50,11 +51,11 @@ _MARKERS = tuple(sorted((*BY_OPENER, _FENCE, *REASONING_ENDS), key=len, reverse=
 _MARKER_RE = re.compile(trie(_MARKERS))
 # The longest end of a text that could begin a marker, searched in its last few characters.
 _PART_RE = re.compile(trie(_MARKERS, prefixes=True) + r"\Z")
-# Either at once, for a short delta: a whole marker (group 1), or the start of one at the end.
-_SCAN_RE = re.compile(f"({trie(_MARKERS)})|{trie(_MARKERS, prefixes=True)}\\Z")
 _LONGEST = max(len(m) for m in _MARKERS)
 _STARTS = re.compile("[" + re.escape("".join(sorted({m[0] for m in _MARKERS}))) + "]")
 assert {m[0] for m in _MARKERS} <= set("<[`"), "feed's fast path knows only these"
+_GATHER = 32
+"""Words with a character that can begin a marker wait until this many are in hand."""
 _HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 _MAX_FENCE_INFO = 40
 _MAX_NAME = 200
@@ -96,7 +97,6 @@ class WordsReader:
         self._triggers: _Search = _ANGLE  # finds a first character of the block's closers
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._plain = False  # in the text state with nothing pending: plain words pass as they are
-        self._closing: frozenset[str] = frozenset()  # every start of the block's closers
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._in_reasoning = 0
@@ -114,24 +114,26 @@ class WordsReader:
         # does (a "<b>" tag, a `code` span). Only the text state reads them, here.
         if self._plain and "<" not in text and "[" not in text and "`" not in text:
             return text
-        if self._state is _TEXT:
-            if self._pending:
-                text, self._pending = self._pending + text, ""
-            match = _SCAN_RE.search(text)
-            if match is None:
-                self._plain = True
-                return text
-            if match.lastindex is None:  # only the start of a marker, at the end
-                self._pending, self._plain = text[match.start() :], False
-                return text[: match.start()]
-        elif self._lag_ok:
-            if not self._pending:
-                if self._triggers(text) is None:
-                    self._lag.append(text)  # a held block's text that can't end it (_body)
-                    return ""
-            elif (grown := self._pending + text) in self._closing:
-                self._pending = grown  # still only the start of the block's closer
+        # Anything else waits until _GATHER characters are in hand and is read at once: one
+        # search per few tokens, not one per token, and a marker split across deltas is
+        # whole by then. The words wait at most that long.
+        if self._pending:
+            text = self._pending + text
+            if len(text) < _GATHER:
+                self._pending = text
                 return ""
+            self._pending = ""
+        elif self._lag_ok and self._triggers(text) is None:
+            self._lag.append(text)  # a held block's text that can't end it (_body)
+            return ""
+        elif len(text) < _GATHER and self._state is not _State.START:
+            self._pending, self._plain = text, False
+            return ""
+        if self._state is _TEXT and _MARKER_RE.search(text) is None:
+            # No whole marker; only the last few characters can begin one.
+            end = _partial_start(text, len(text) - _LONGEST + 1)
+            self._pending, self._plain = text[end:], end == len(text)
+            return text[:end] if self._pending else text
         out: list[str] = []
         self._read(text, out)
         self._plain = self._state is _TEXT and not self._pending
@@ -239,7 +241,7 @@ class WordsReader:
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
-        self._triggers, self._closing = _closing(block)
+        self._triggers = _triggers(block)
         self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
@@ -269,6 +271,7 @@ class WordsReader:
     def _body(self, text: str, pos: int, out: list[str]) -> int:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
+        shift = 0  # how much longer ``text`` is here than the caller's
         if block.role is not Role.REASONING:
             # A held block can only end where one of its closers begins: text with none of
             # their first characters waits unread, and is read in one go with what follows
@@ -277,9 +280,9 @@ class WordsReader:
                 self._lag.append(text[pos:] if pos else text)
                 return len(text)
             if self._lag:
+                self._lag.append(text[pos:] if pos else text)
                 lagged, self._lag = "".join(self._lag), []
-                lexer.feed(lagged)  # holds no closer: it ends nothing
-                self._parts.append(lagged)
+                shift, text, pos = len(lagged) - len(text), lagged, 0
         before = lexer.fed
         found = lexer.feed(text, pos, keep=False)
         if found is None:
@@ -289,7 +292,7 @@ class WordsReader:
                 out.append(text[pos:end])  # shown as it comes
             else:
                 self._parts.append(text[pos:end])
-            return len(text)
+            return len(text) - shift
         index, marker = found
         closed = marker in block.closers
         cut = pos + index - before
@@ -297,10 +300,10 @@ class WordsReader:
         if block.role is Role.REASONING:
             out.append(text[pos:end])
             self._to_text()
-            return end
+            return end - shift
         self._parts.append(text[pos:cut])
         self._end("".join(self._parts), marker if closed else "", out, cut_off=False)
-        return end
+        return end - shift
 
     def _end(self, body: str, closer: str, out: list[str], *, cut_off: bool) -> None:
         """A block ended (``closer`` empty when nothing closed it): read it, then words."""
@@ -426,12 +429,10 @@ _ANGLE: _Search = re.compile("<").search
 
 
 @functools.lru_cache(maxsize=64)
-def _closing(block: Block) -> tuple[_Search, frozenset[str]]:
-    """A search for a first character of ``block``'s closers, and every start of them."""
-    ends = (*block.closers, *block.reopen)
-    firsts = "".join(sorted({"<", *(m[0] for m in ends)}))
-    starts = frozenset(m[:i] for m in ends for i in range(1, len(m)))
-    return re.compile("[" + re.escape(firsts) + "]").search, starts
+def _triggers(block: Block) -> _Search:
+    """A search for a first character of ``block``'s closers."""
+    firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
+    return re.compile("[" + re.escape(firsts) + "]").search
 
 
 def _partial_start(text: str, start: int) -> int:
