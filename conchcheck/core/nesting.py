@@ -1,0 +1,54 @@
+"""How deep a JSON text or value nests, found in one pass with no recursion.
+
+Python's ``json`` and PyYAML parse by recursion, so a 2 KB body of ``[[[[…`` raises
+``RecursionError`` from deep inside the parser, and a value a few thousand levels deep
+breaks every recursive walk after it (the schema converter, the reports). Everything from
+outside (a reply, a catalogue, a file) is measured here first: a reply nested too deep is a
+failed request, a file one an input error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_DEPTH = 128
+"""Deeper than any real tool schema or reply (the deepest MCP schema in tests/data is 9)."""
+
+# A string (escapes skipped, an unclosed one runs to the end) or a bracket: strings are
+# stepped over whole, so a bracket inside one is never counted. Unrolled, so linear.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+
+
+def text_too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The offset in JSON ``text`` where nesting first passes ``limit``; None if it never does.
+
+    Brackets are counted outside strings only; the text need not be valid JSON.
+    """
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        char = text[match.start()]
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return None
+
+
+def value_too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed value (dicts and lists) nests deeper than ``limit``."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
