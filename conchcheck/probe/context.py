@@ -21,6 +21,7 @@ from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
 from conchcheck.probe.budget import Budget, StopProbe
+from conchcheck.probe.evidence import bound
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.wire.adapter import ChatAdapter
 from conchcheck.wire.catalogue import ModelInfo
@@ -154,7 +155,8 @@ class Context:
         return exchange
 
     def record(self, cell: Cell) -> Cell:
-        """Keep a finished cell and tell the observer."""
+        """Keep a finished cell (its evidence bounded) and tell the observer."""
+        cell = bound(cell)
         self.cells.append(cell)
         if self.observer is not None:
             self.observer.cell(cell)

@@ -1,16 +1,19 @@
 """Evidence for cells: an exchange as typed evidence, trimmed, with keys already redacted.
 
 The wire layer redacts keys in every ``Exchange``; this module only shapes and trims what a
-cell keeps of it, so reports stay readable when a request carried 128 tools.
+cell keeps of it, so reports stay readable when a request carried 128 tools, and small when a
+reply carried megabytes (``bound``: every cell passes through it when it is recorded).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from conchcheck.results import Cell, ReplyEvidence, RequestEvidence, Stage
-from conchcheck.wire.chat import Reply
+from conchcheck.core.excerpt import bounded, excerpt
+from conchcheck.results import CallReading, Cell, ReadCall, ReplyEvidence, RequestEvidence, Stage
+from conchcheck.wire.chat import Finding, Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
 BODY_LIMIT = 6000
@@ -22,7 +25,7 @@ def request_evidence(exchange: Exchange) -> RequestEvidence:
     text = json.dumps(exchange.request_body, ensure_ascii=False)
     body: Any = exchange.request_body
     if len(text) > BODY_LIMIT:
-        body = text[:BODY_LIMIT] + f"… [{len(text) - BODY_LIMIT} more characters]"
+        body = excerpt(text, BODY_LIMIT)
     return RequestEvidence(exchange.method, exchange.url, dict(exchange.request_headers), body)
 
 
@@ -82,4 +85,62 @@ def exchange_cell(cell_id: str, stage: Stage, case: str, exchange: Exchange, **f
         prompt_tokens=prompt,
         completion_tokens=completion,
         **fields,
+    )
+
+
+def bound(cell: Cell) -> Cell:
+    """``cell`` with every text and value a provider sent cut to an excerpt.
+
+    The verdict was judged on the whole reply; what is kept is the evidence of it: a head, a
+    tail, the full length and a sha256 of anything long (``conchcheck.core.excerpt``).
+    """
+    replace = dataclasses.replace
+    reading, refusal = cell.reading, cell.refusal
+    if reading is not None:
+        reading = CallReading(
+            tuple(_read_call(call) for call in reading.calls),
+            None if reading.text is None else excerpt(reading.text),
+            reading.fake_responses,
+            reading.list_level,
+        )
+    if refusal is not None:
+        failed = refusal.failed_generation
+        refusal = replace(
+            refusal,
+            message=excerpt(refusal.message),
+            failed_generation=None if failed is None else excerpt(failed),
+        )
+    extra = {
+        key: _reply(value) if isinstance(value, ReplyEvidence) else bounded(value)
+        for key, value in cell.extra.items()
+    }
+    return replace(
+        cell, detail=excerpt(cell.detail), findings=_findings(cell.findings),
+        reply=None if cell.reply is None else _reply(cell.reply), reading=reading,
+        refusal=refusal, calls=_calls(cell.calls), extra=extra,
+    )  # fmt: skip
+
+
+def _reply(reply: ReplyEvidence) -> ReplyEvidence:
+    return dataclasses.replace(
+        reply, text=None if reply.text is None else excerpt(reply.text),
+        calls=_calls(reply.calls), findings=_findings(reply.findings), body=excerpt(reply.body),
+    )  # fmt: skip
+
+
+def _calls(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(c.id, excerpt(c.name, 200), excerpt(c.arguments)) for c in calls)
+
+
+def _findings(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    return tuple(Finding(f.code, excerpt(f.detail)) for f in findings)
+
+
+def _read_call(call: ReadCall) -> ReadCall:
+    return dataclasses.replace(
+        call,
+        name=None if call.name is None else excerpt(call.name, 200),
+        arguments=bounded(call.arguments),
+        message=None if call.message is None else excerpt(call.message),
+        raw=None if call.raw is None else excerpt(call.raw),
     )

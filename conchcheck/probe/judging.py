@@ -13,6 +13,7 @@ from typing import Any
 
 from conchcheck.core.arguments import ArgumentsResult, read_arguments
 from conchcheck.core.dialects import unwrap_arguments
+from conchcheck.core.excerpt import excerpt
 from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
@@ -200,7 +201,7 @@ def _words_reading(calls: Sequence[WordsCall], text: str, fake: int, level: str)
                 tuple(r.value for r in c.repairs),
                 tuple(c.reading.dropped) if c.reading is not None else (),
                 c.error,
-                c.raw[:RAW_LIMIT],
+                excerpt(c.raw, RAW_LIMIT),
             )
             for c in calls
         ),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from conchcheck.core.excerpt import excerpt
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
 from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
@@ -178,7 +179,5 @@ def tool_call(
 
 
 def trim(text: str, limit: int = RAW_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"… [{len(text) - limit} more characters]"
+    """``text`` cut to ``limit`` characters: its head and tail, and how long the whole was."""
+    return excerpt(text, limit)

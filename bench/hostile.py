@@ -1,0 +1,109 @@
+"""Peak memory and output size of a probe whose provider sends huge or hostile replies.
+
+Each row runs `conchcheck probe` (the real CLI, in its own process) against an emulator in
+another process that answers every chat request with one hostile reply, and prints the
+probe's peak RSS (from the kernel, `ru_maxrss` of the finished child) and the size of all it
+wrote, against the bounds of issue 10: under 200 MB of peak RSS and under 10 MB of outputs.
+The baseline row is the same probe against a well-behaved emulator, measured in the same run.
+
+Run: .venv/bin/python bench/hostile.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from tests.emulators.model import Answer, Asked, Call
+from tests.emulators.openai_api import OpenAIEmulator
+from tests.emulators.oracle import oracle
+from tests.emulators.server import EmulatorServer
+
+RSS_BOUND_MB = 200
+OUTPUT_BOUND_MB = 10
+MB = 1 << 20
+
+
+def hostile(kind: str) -> Any:
+    """The behaviour of a model whose every answer is hostile in the way ``kind`` says."""
+
+    def first_field(asked: Asked) -> tuple[str, str]:
+        tool = asked.tools[0]
+        fields = list((tool.get("parameters") or {}).get("properties") or {"x": {}})
+        return tool["name"], fields[0]
+
+    def behave(asked: Asked) -> Answer:
+        if kind == "reply-50mb":
+            return Answer(text="word " * (50 * MB // 5))
+        if kind == "text-7mb":
+            return Answer(text="word " * (7 * MB // 5))
+        if kind == "control-1.3mb":
+            return Answer(text="\x01\x02\x1b[31m\x07\x00" * (1300 * 1024 // 9))
+        if not asked.tools:
+            return Answer(text="No tools.")
+        name, field = first_field(asked)
+        return Answer(calls=[Call(name, json.dumps({field: "A" * 7 * MB}))], finish="tool_calls")
+
+    return behave
+
+
+def serve(kind: str) -> None:
+    from conchcheck.matrix import load_matrix
+
+    model = oracle(load_matrix("default")) if kind == "baseline" else hostile(kind)
+    server = EmulatorServer(OpenAIEmulator(model))
+    print(server.url, flush=True)
+    sys.stdin.read()  # until the bench closes it
+    server.close()
+
+
+def probe(kind: str) -> tuple[float, float, float, int]:
+    """Peak RSS (MB), outputs (MB), seconds and exit code of one probe against ``kind``."""
+    emulator = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind], stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert emulator.stdout is not None and emulator.stdin is not None
+    url = emulator.stdout.readline().strip()
+    with tempfile.TemporaryDirectory() as folder:
+        out, cache = Path(folder) / "out", Path(folder) / "cache.yaml"
+        command = [
+            sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url", url + "/v1",
+            "--out", str(out), "--cache", str(cache), "--quiet", "--timeout", "60",
+        ]  # fmt: skip
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        written = sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
+    emulator.stdin.close()
+    emulator.wait(timeout=30)
+    return usage.ru_maxrss / 1024, written / MB, seconds, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    kinds = ["baseline", "reply-50mb", "argument-7mb", "text-7mb", "control-1.3mb"]
+    print(f"{'provider sends':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6} "
+          f"{'outputs':>8} {'bound':>6}")  # fmt: skip
+    ok = True
+    for kind in kinds:
+        rss, written, seconds, code = probe(kind)
+        ok &= rss < RSS_BOUND_MB and written < OUTPUT_BOUND_MB
+        print(f"{kind:<16} {code:>4} {seconds:>8.1f} {rss:>6.0f} MB {RSS_BOUND_MB:>3} MB "
+              f"{written:>5.2f} MB {OUTPUT_BOUND_MB:>3} MB")  # fmt: skip
+    print("all within bounds" if ok else "OUT OF BOUNDS")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        serve(sys.argv[2])
+    else:
+        main()
