@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from conchcheck.core.patterns import matches
 from conchcheck.core.problems import Problem, ProblemKind, check, message, problem
 from conchcheck.core.repair import MAX_DEPTH, Repair, Unreadable, depth_of, read_json
 from conchcheck.core.schemas import follow_refs, nullable_branch, types_of
@@ -300,11 +301,17 @@ class _Normaliser:
         closed = extra is False or (
             "properties" in node and extra in (None, False) and "patternProperties" not in node
         )
+        by_pattern = node.get("patternProperties")
+        by_pattern = by_pattern if isinstance(by_pattern, Mapping) else {}
         result: dict[str, Any] = {}
         for key, item in value.items():
             path = f"{field}.{key}" if field else key
+            named = next((s for p, s in by_pattern.items() if _names(p, key)), None)
             if key in properties:
                 result[key] = self.value(item, properties[key], path, depth + 1)
+            elif isinstance(named, Mapping):
+                # A key its patternProperties name is not unknown, closed object or not.
+                result[key] = self.value(item, named, path, depth + 1)
             elif closed:
                 self.dropped.append(path)
                 self.change(path, Normalisation.DROPPED_FIELD, item, None)
@@ -354,3 +361,8 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+def _names(pattern: Any, key: str) -> bool:
+    """Whether a ``patternProperties`` pattern names ``key`` (on RE2: linear in the key)."""
+    return isinstance(pattern, str) and matches(pattern, key)

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 from jsonschema.validators import validator_for
 
+from conchcheck.core import patterns
 from conchcheck.core.schemas import nullable_branch, types_of
 from conchcheck.core.tools import signature
 
@@ -124,7 +125,8 @@ def _build_validator(schema: Mapping[str, Any]) -> Any:
     try:
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(dict(schema))
-        return cls(schema)
+        # Patterns on RE2: no argument can make a check backtrack for minutes.
+        return jsonschema.validators.extend(cls, patterns.KEYWORDS)(schema)  # type: ignore[no-untyped-call]
     except Exception:
         return None
 
