@@ -65,6 +65,9 @@ class ProbeOptions:
     """Prompts also sent streamed, to compare with the whole reply."""
     policy: Policy = field(default_factory=Policy)
     """Timeouts, retries, body size; ``policy.concurrency`` is the probe's one limit."""
+    deadline: float | None = None
+    """Seconds the whole probe may take; past it, requests in flight are dropped (never
+    evidence) and the probe stops with what it has, like a spent budget."""
 
     @property
     def concurrency(self) -> int:

@@ -12,7 +12,6 @@ the probe with the cells so far; ``resume`` continues it without repeating finis
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Iterable
 from typing import TypeVar
@@ -77,8 +76,13 @@ class Probe:
             )  # fmt: skip
             wire.gate = ctx.budget
             self.ctx = ctx
-            with contextlib.suppress(StopProbe):
-                await self._graph(ctx)
+            deadline = self.options.deadline
+            try:
+                await asyncio.wait_for(self._graph(ctx), timeout=deadline)
+            except StopProbe:
+                pass
+            except asyncio.TimeoutError:
+                return self.partial(f"the deadline of {deadline:g} s passed")
         return self.partial()
 
     async def _graph(self, ctx: Context) -> None:
