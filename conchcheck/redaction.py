@@ -24,6 +24,9 @@ MASK = "[redacted]"
 MIN_LENGTH = 8
 """Keys shorter than this are placeholders a local server takes ("EMPTY", "ollama", "x"), not
 secrets: masking them would rewrite ordinary words, and for one like "td", the HTML itself."""
+PIECE = 12
+"""Characters of a key that are masked wherever they stand, grown to all of the key they
+border: a key cut short ("canary-7f3a…" in a trimmed message) is still a key."""
 MAX_DEPTH = 200
 """Nesting a value may have to be walked; anything deeper is replaced, never passed on."""
 TOO_DEEP = "[too deeply nested to check for keys]"
@@ -67,6 +70,17 @@ def forms(key: str) -> frozenset[str]:
     return frozenset(form for form in found if form)
 
 
+def _grown(text: str, start: int, key: str, at: int) -> tuple[int, int]:
+    """The span of ``text`` around ``text[start:start + PIECE] == key[at:at + PIECE]`` that
+    matches the key further on either side."""
+    stop, after = start + PIECE, at + PIECE
+    while start > 0 and at > 0 and text[start - 1] == key[at - 1]:
+        start, at = start - 1, at - 1
+    while stop < len(text) and after < len(key) and text[stop] == key[after]:
+        stop, after = stop + 1, after + 1
+    return start, stop
+
+
 def _xml_attribute(key: str) -> str:
     # What xml.etree writes for an attribute value (junit.xml's message attributes).
     text = key.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -81,7 +95,7 @@ class Redactor:
     else's, or ours shown masked in the middle by the provider).
     """
 
-    __slots__ = ("_keys", "_pattern", "_shapes")
+    __slots__ = ("_keys", "_pattern", "_pieces", "_shapes")
 
     def __init__(
         self, keys: Iterable[str] = (), *, shapes: Callable[[str], str] | None = None
@@ -92,6 +106,10 @@ class Redactor:
         # Longest first: a form inside another (the key inside its quoted form) loses.
         ordered = sorted(found, key=lambda form: (-len(form), form))
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        pieces = sorted(
+            {key[i : i + PIECE] for key in self._keys for i in range(len(key) - PIECE + 1)}
+        )
+        self._pieces = re.compile("|".join(map(re.escape, pieces))) if pieces else None
 
     @property
     def keys(self) -> frozenset[str]:
@@ -110,8 +128,30 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every form of every key replaced by ``MASK``."""
         if self._pattern is not None:
-            text = self._pattern.sub(MASK, text)
+            text = self._unpiece(self._pattern.sub(MASK, text))
         return text if self._shapes is None else self._shapes(text)
+
+    def _unpiece(self, text: str) -> str:
+        if self._pieces is None:
+            return text
+        spans: list[tuple[int, int]] = []
+        for found in self._pieces.finditer(text):
+            piece = found.group(0)
+            for key in self._keys:
+                at = key.find(piece)
+                while at >= 0:
+                    spans.append(_grown(text, found.start(), key, at))
+                    at = key.find(piece, at + 1)
+        if not spans:
+            return text
+        out, end = [], 0
+        for start, stop in sorted(spans):
+            if start > end:
+                out += [text[end:start], MASK]
+            elif not out:
+                out.append(MASK)
+            end = max(end, stop)
+        return "".join([*out, text[end:]])
 
     def count(self, text: str) -> int:
         """How many times any form of a key appears in ``text``."""
