@@ -20,7 +20,9 @@ _HIDDEN = re.compile(
     "\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_JSON_HIDDEN = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_JSON_HIDDEN = re.compile(
+    "[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\ufffe\uffff]"
+)
 _BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
