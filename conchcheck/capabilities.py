@@ -26,6 +26,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from conchcheck.errors import ConchcheckError
 from conchcheck.files import json_path, locate
+from conchcheck.redaction import held
 
 if sys.platform == "win32":
     import msvcrt
@@ -153,6 +154,8 @@ def entry_from_data(data: Mapping[str, Any]) -> Entry:
 def render(entries: Iterable[Entry]) -> str:
     """The text of a capability file holding ``entries``, sorted by key."""
     data = _document([entry_to_data(e) for e in sorted(entries, key=lambda e: e.key)])
+    # A key this process holds is never written, wherever it came in (a model's name).
+    data = held().value(data)
     return _HEADER + yaml.dump(
         data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000
     )

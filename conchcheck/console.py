@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any, TextIO, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,11 +33,61 @@ from conchcheck.errors import ConchcheckError
 from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
+from conchcheck.redaction import held
+from conchcheck.report.escaping import json_text, visible
 from conchcheck.results import Cell, Stage
 from conchcheck.wire.providers import Provider
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+class _Masked:
+    """``sys.stdout`` or ``sys.stderr`` as it is when written to, with every key held masked.
+
+    The last guard: what is printed was made safe already (``_text``), but a key must not
+    reach a stream by any path, the error funnel's included.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def stream(self) -> TextIO:
+        stream: TextIO = getattr(sys, self.name)
+        # While a progress bar runs, rich puts a proxy printing through this very console
+        # in sys.stdout and sys.stderr; writing to it would loop. rich's own default skips it.
+        proxied: TextIO = getattr(stream, "rich_proxied_file", stream)
+        return proxied
+
+    def write(self, text: str) -> int:
+        return self.stream.write(held().text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+
+# rich needs only write, flush, isatty, fileno and encoding of a file.
+out = Console(file=cast(IO[str], _Masked("stdout")), highlight=False)
+err = Console(file=cast(IO[str], _Masked("stderr")), stderr=True, highlight=False)
+
+
+def _text(text: str) -> str:
+    """Text from a provider or a file, ready for rich: keys masked, controls shown, no markup."""
+    return escape(visible(held().text(text)))
+
+
+def _json(value: Any) -> str:
+    """JSON text of ``value`` safe for a terminal, keys masked (stdout's product)."""
+    mask = held()
+    return json_text(mask.text(json.dumps(mask.value(value), indent=2, ensure_ascii=False)))
 
 
 def error(exc: ConchcheckError) -> None:
@@ -49,32 +99,32 @@ def error(exc: ConchcheckError) -> None:
 
 def say(text: str) -> None:
     """One line of plain text on stdout, as it is."""
-    out.print(escape(text), soft_wrap=True)
+    out.print(_text(text), soft_wrap=True)
 
 
 def complain(text: str) -> None:
     """One line on stderr, as it is."""
-    err.print(escape(text), soft_wrap=True)
+    err.print(_text(text), soft_wrap=True)
 
 
 def show_matrix_problems(path: object, problems: list[str]) -> None:
     """Each problem on stderr, or that the matrix is valid on stdout."""
     for line in problems:
-        err.print(escape(line), soft_wrap=True)
+        err.print(_text(line), soft_wrap=True)
     if not problems:
-        out.print(escape(f"{path}: a valid matrix."), soft_wrap=True)
+        out.print(_text(f"{path}: a valid matrix."), soft_wrap=True)
 
 
 def emit_json(value: Any) -> None:
     """Write ``value`` as indented JSON to stdout, with nothing else."""
-    sys.stdout.write(json.dumps(to_plain(value), indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(_json(to_plain(value)) + "\n")
 
 
 def show_json(value: Any, title: str | None = None) -> None:
     """A JSON value, highlighted."""
     if title:
-        out.print(f"[bold]{escape(title)}[/]")
-    text = json.dumps(value, indent=2, ensure_ascii=False)
+        out.print(f"[bold]{_text(title)}[/]")
+    text = _json(value)
     out.print(Syntax(text, "json", theme="ansi_dark", background_color="default", word_wrap=True))
 
 
@@ -92,7 +142,7 @@ def show_reading(reading: Reading) -> None:
 
 def show_unreadable(exc: Unreadable) -> None:
     """A text the reader could not read."""
-    out.print(f"[red]✗[/] {escape(str(exc))}", soft_wrap=True)
+    out.print(f"[red]✗[/] {_text(str(exc))}", soft_wrap=True)
 
 
 def show_arguments(result: ArgumentsResult) -> None:
@@ -110,22 +160,22 @@ def show_arguments(result: ArgumentsResult) -> None:
         )
         for change in result.changes:
             table.add_row(
-                escape(change.field),
+                _text(change.field),
                 change.normalisation.value,
-                escape(json.dumps(change.before, ensure_ascii=False)),
+                _text(json.dumps(change.before, ensure_ascii=False)),
                 "(dropped)" if change.normalisation.value == "dropped_field"
-                else escape(json.dumps(change.after, ensure_ascii=False)),
+                else _text(json.dumps(change.after, ensure_ascii=False)),
             )  # fmt: skip
         out.print(table)
     for waived in result.waived:
-        out.print(f"[yellow]not judged:[/] {escape(waived)}", soft_wrap=True)
+        out.print(f"[yellow]not judged:[/] {_text(waived)}", soft_wrap=True)
     if result.message:
-        out.print(Panel(escape(result.message), title="What the model is told", title_align="left"))
+        out.print(Panel(_text(result.message), title="What the model is told", title_align="left"))
 
 
 def show_calls(reading: WordsReading) -> None:
     """The calls read from a reply, and the words its user sees."""
-    shown = escape(reading.text.strip()) or "[dim](nothing)[/]"
+    shown = _text(reading.text.strip()) or "[dim](nothing)[/]"
     out.print(Panel(shown, title="Words shown", title_align="left"))
     if reading.fake_responses:
         out.print(
@@ -142,8 +192,8 @@ def show_calls(reading: WordsReading) -> None:
         table.add_row(
             str(number),
             call.form.value,
-            escape(call.name or "?"),
-            escape(json.dumps(call.arguments, ensure_ascii=False)),
+            _text(call.name or "?"),
+            _text(json.dumps(call.arguments, ensure_ascii=False)),
             _codes(call.repairs),
             "[green]✓[/]" if call.ok else "[red]✗[/]",
         )
@@ -151,11 +201,11 @@ def show_calls(reading: WordsReading) -> None:
     for number, call in enumerate(reading.calls, 1):
         if call.reading and call.reading.dropped:
             dropped = ", ".join(call.reading.dropped)
-            out.print(f"Call {number}: dropped fields the tool does not take: {escape(dropped)}")
+            out.print(f"Call {number}: dropped fields the tool does not take: {_text(dropped)}")
         if call.error:
             out.print(
                 Panel(
-                    escape(call.error),
+                    _text(call.error),
                     title=f"Call {number}: what the model is told",
                     title_align="left",
                 )
@@ -169,7 +219,7 @@ def show_providers(providers: list[Provider]) -> None:
     for p in providers:
         table.add_row(
             p.name, p.api, p.base_url, p.key_env or "(none)", p.dialect.value, p.catalogue.value,
-            escape(p.note),
+            _text(p.note),
         )  # fmt: skip
     out.print(table)
     out.print("Targets are written provider:model; --base-url points any of them elsewhere.")
@@ -231,29 +281,31 @@ def show_outcome(outcome: JobOutcome) -> None:
         verdict = result.verdict
         table = Table("target", "dialect", "mode", "native", "words", "requests", "tokens")
         table.add_row(
-            escape(result.target), verdict.dialect.dialect or "none", verdict.mode.value,
+            _text(result.target), verdict.dialect.dialect or "none", verdict.mode.value,
             f"{verdict.native.passed}/{verdict.native.total} ({verdict.native.clean} clean)",
             f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
             str(result.requests), str(result.prompt_tokens + result.completion_tokens),
         )  # fmt: skip
         out.print(table)
-        out.print(escape(verdict.reason), soft_wrap=True)
+        out.print(_text(verdict.reason), soft_wrap=True)
         for finding in verdict.findings:
-            out.print(f"[yellow]finding:[/] {escape(finding)}", soft_wrap=True)
+            out.print(f"[yellow]finding:[/] {_text(finding)}", soft_wrap=True)
     colour = "green" if outcome.exit_code == 0 else "yellow" if outcome.exit_code == 4 else "red"
-    out.print(f"[{colour}]{escape(outcome.message)}[/]", soft_wrap=True)
+    out.print(f"[{colour}]{_text(outcome.message)}[/]", soft_wrap=True)
     for path in outcome.written:
-        out.print(f"wrote {escape(str(path))}", soft_wrap=True)
+        out.print(f"wrote {_text(str(path))}", soft_wrap=True)
     if outcome.entry is not None:
         out.print("capability entry written", soft_wrap=True)
 
 
 def show_cached(entry: Entry) -> None:
     """A fresh capability entry used instead of a probe."""
-    name = escape(f"{entry.provider}:{entry.model}")
+    name = f"{entry.provider}:{entry.model}"
     out.print(
-        f"Cached: {name} — dialect {entry.dialect or 'none'}, mode {entry.mode}; "
-        f"probed {entry.probed_at}, fresh until {entry.expires_at}.",
+        _text(
+            f"Cached: {name} — dialect {entry.dialect or 'none'}, mode {entry.mode}; "
+            f"probed {entry.probed_at}, fresh until {entry.expires_at}."
+        ),
         soft_wrap=True,
     )
 
@@ -263,32 +315,31 @@ def show_entries(entries: list[Entry]) -> None:
     table = Table("provider", "model", "endpoint", "dialect", "mode", "native", "words", "expires")
     for e in entries:
         table.add_row(
-            e.provider, escape(e.model), escape(e.endpoint), e.dialect or "none", e.mode,
-            f"{e.rates.get('native', 0):.0%}", f"{e.rates.get('words', 0):.0%}", e.expires_at,
+            _text(e.provider), _text(e.model), _text(e.endpoint), _text(e.dialect or "none"),
+            _text(e.mode), f"{e.rates.get('native', 0):.0%}", f"{e.rates.get('words', 0):.0%}",
+            _text(e.expires_at),
         )  # fmt: skip
     out.print(table)
 
 
 def show_matrix(matrix: Matrix) -> None:
     """A matrix's schema cases and prompts."""
-    out.print(
-        f"[bold]{escape(matrix.name)}[/] — {escape(matrix.description or '')}", soft_wrap=True
-    )
+    out.print(f"[bold]{_text(matrix.name)}[/] — {_text(matrix.description or '')}", soft_wrap=True)
     cases = Table("schema case", "feature", "tool", title="Schema cases")
     for case in matrix.schema_cases:
         note = "" if case.valid else " (invalid on purpose)"
         copies = f" ×{case.copies}" if case.copies else ""
-        cases.add_row(case.id, escape(case.feature) + note, escape(case.tool.name) + copies)
+        cases.add_row(_text(case.id), _text(case.feature) + note, _text(case.tool.name) + copies)
     out.print(cases)
     prompts = Table("prompt", "user", "tools", "expects", title="Prompts")
     for prompt in matrix.prompts:
         wanted = (
             "no call" if prompt.expect.no_call else ", ".join(c.tool for c in prompt.expect.calls)
         )
-        prompts.add_row(prompt.id, escape(prompt.user), str(len(prompt.tools)), escape(wanted))
+        prompts.add_row(_text(prompt.id), _text(prompt.user), str(len(prompt.tools)), _text(wanted))
     out.print(prompts)
 
 
 def show_schema(schema: Any) -> None:
     """A converted schema as plain JSON on stdout (pipe-friendly)."""
-    sys.stdout.write(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(_json(schema) + "\n")

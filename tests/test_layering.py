@@ -18,6 +18,7 @@ LAYER_OF = {
     "errors": "base",
     "version": "base",
     "plain": "base",
+    "redaction": "base",
     "jsonschemas": "base",
     "core": "core",
     "files": "files",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn
 from conchcheck.errors import InputError
 
 if TYPE_CHECKING:
+    from conchcheck.redaction import Redactor
     from conchcheck.results import ProbeResult
 
 
@@ -72,13 +73,26 @@ def render(result: ProbeResult, fmt: ReportFormat, info: RunInfo) -> str:
 
 
 def write_reports(
-    result: ProbeResult, out_dir: Path, formats: Iterable[ReportFormat], info: RunInfo
+    result: ProbeResult,
+    out_dir: Path,
+    formats: Iterable[ReportFormat],
+    info: RunInfo,
+    *,
+    secrets: Redactor | None = None,
 ) -> list[Path]:
     """Render every format, then write each file atomically; the paths written, in order.
 
     A renderer that fails writes nothing at all: rendering finishes before the first write.
+    ``secrets`` (and every key this process holds) are masked in every string of ``result``
+    before rendering, and in every form in each text after.
     """
-    texts = {fmt: render(result, fmt, info) for fmt in dict.fromkeys(formats)}
+    # Off the CLI's start-up path, like the renderers.
+    from conchcheck.redaction import held
+    from conchcheck.report.escaping import encodable
+
+    mask = held() if secrets is None else secrets | held()
+    result, info = mask.value(result), mask.value(info)
+    texts = {fmt: encodable(mask.text(render(result, fmt, info))) for fmt in dict.fromkeys(formats)}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conchcheck.plain import to_plain
+from conchcheck.report.escaping import visible
 from conchcheck.report.outline import (
     Block,
     Bold,
@@ -47,7 +48,8 @@ EVIDENCE = ("request", "reply", "reading", "refusal")
 
 def _escape(text: str) -> str:
     # Element content only: attribute values are all conchcheck's own fixed words.
-    return html.escape(text, quote=False)
+    # Controls are shown as escapes, never sent to the browser.
+    return html.escape(visible(text), quote=False)
 
 
 def render(result: ProbeResult, info: RunInfo) -> str:

@@ -18,6 +18,7 @@ from conchcheck.core.refusals import Refusal, RefusalKind, Violation
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
 from conchcheck.plain import to_plain
+from conchcheck.report.escaping import json_text
 from conchcheck.results import (
     CallReading,
     Cell,
@@ -86,7 +87,8 @@ def render(result: ProbeResult, info: RunInfo) -> str:
 
 def dumps(data: Any) -> str:
     """The one way conchcheck writes JSON reports, so every writer gives the same bytes."""
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    return json_text(text) + "\n"
 
 
 def load_results(path: Path | str) -> tuple[tuple[Cell, ...], dict[str, Any]]:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from conchcheck.report.escaping import visible
 from conchcheck.results import PASSING, Cell, Outcome, Stage
 
 if TYPE_CHECKING:
@@ -159,4 +160,5 @@ def _seconds(ms: float) -> str:
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+    # Controls are shown as escapes; anything XML 1.0 still can't write becomes U+FFFD.
+    return _NOT_XML.sub("\ufffd", visible(text))

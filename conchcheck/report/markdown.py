@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from conchcheck.report.escaping import one_line, visible
 from conchcheck.report.outline import (
     Block,
     Bold,
@@ -33,7 +34,11 @@ def render(result: ProbeResult, info: RunInfo) -> str:
 
 # -- Markdown ------------------------------------------------------------------------------
 
-_SPECIAL = re.compile(r"([\\`*|])")
+# Backslash-escaped wherever they are: code, emphasis, table cells, links, strikethrough.
+# An underscore inside a word (get_weather) is no emphasis, and stays as it is.
+_SPECIAL = re.compile(r"([\\`*|\[\]~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# What makes a line a heading, a quote, a list item or a rule when it starts it.
+_LEADING = re.compile(r"[#>+=-]|\d+[.)]")
 
 
 def to_markdown(blocks: Sequence[Block]) -> str:
@@ -43,15 +48,16 @@ def to_markdown(blocks: Sequence[Block]) -> str:
         if isinstance(block, Heading):
             out.append(f"{'#' * block.level} {_escape(block.text)}")
         elif isinstance(block, Para):
-            out.append(_inline(block.spans))
+            out.append(_line_start(_inline(block.spans)))
         elif isinstance(block, Bullets):
-            out.append("\n".join(f"- {_inline(item)}" for item in block.items))
+            out.append("\n".join(f"- {_line_start(_inline(item))}" for item in block.items))
         elif isinstance(block, Table):
             lines = [_row(block.head), "|" + "---|" * len(block.head)]
             out.append("\n".join([*lines, *(_row(row) for row in block.rows)]))
         else:
-            fence = "`" * max(3, _longest_run(block.text) + 1)
-            out.append(f"{fence}text\n{block.text}\n{fence}")
+            text = visible(block.text)
+            fence = "`" * max(3, _longest_run(text) + 1)
+            out.append(f"{fence}text\n{text}\n{fence}")
     return "\n\n".join(out) + "\n"
 
 
@@ -65,7 +71,8 @@ def _inline(spans: Inline) -> str:
         if isinstance(span, Bold):
             out.append(f"**{_escape(span.text)}**")
         elif isinstance(span, Code):
-            text = " ".join(span.text.splitlines())
+            # Code spans take no escapes: only one line, with its controls visible.
+            text = one_line(span.text)
             ticks = "`" * (_longest_run(text) + 1)
             pad = " " if text.startswith("`") or text.endswith("`") else ""
             out.append(f"{ticks}{pad}{text}{pad}{ticks}")
@@ -75,9 +82,16 @@ def _inline(spans: Inline) -> str:
 
 
 def _escape(text: str) -> str:
-    """Text shown as it is: no Markdown, no HTML tags, one line (table cells need that)."""
-    one_line = " ".join(text.splitlines())
-    return _SPECIAL.sub(r"\\\1", one_line).replace("<", "&lt;")
+    """Text shown as it is: no Markdown, no HTML tags or entities, one line (a table cell)."""
+    text = one_line(text).replace("&", "&amp;").replace("<", "&lt;")
+    return _SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _line_start(line: str) -> str:
+    # Leading spaces would make an indented code block; a leading "#", "-" or "1." a heading,
+    # a list or a rule.
+    line = line.lstrip(" \t")
+    return "\\" + line if _LEADING.match(line) else line
 
 
 def _longest_run(text: str) -> int:

@@ -36,7 +36,7 @@ from conchcheck.wire.exchange import (
     WireErrorKind,
 )
 from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
-from conchcheck.wire.keys import Secret, scrub
+from conchcheck.wire.keys import Secret, scrub, scrub_reply, scrub_value
 from conchcheck.wire.providers import Target, is_loopback
 
 __all__ = [
@@ -276,10 +276,8 @@ class Wire:
             )
             return _Attempt(Failed(error), status, text)
         # A provider may echo a key in what it sends back; the record never keeps it.
+        reply, text = scrub_reply(reply, text, secrets)
         inner = reply.refusal
-        if inner is not None:
-            inner = dataclasses.replace(inner, message=scrub(inner.message, secrets))
-        reply = dataclasses.replace(reply, raw=scrub(reply.raw, secrets), refusal=inner)
         if inner is not None:
             return _Attempt(Refused(inner, reply), status, text)
         return _Attempt(Replied(reply), status, text)
@@ -370,7 +368,7 @@ async def _fetch(
         message = classify(response.status_code, scrub(text, secrets)).message
         return Fetched(shown, response.status_code, error=f"{response.status_code}: {message}")
     try:
-        return Fetched(shown, response.status_code, json.loads(text))
+        return Fetched(shown, response.status_code, scrub_value(json.loads(text), secrets))
     except ValueError:
         return Fetched(shown, response.status_code, error="The reply is not JSON.")
 
