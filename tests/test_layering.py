@@ -22,6 +22,7 @@ LAYER_OF = {
     "jsonschemas": "base",
     "core": "core",
     "files": "files",
+    "replacement": "files",
     "wire": "wire",
     "matrix": "matrix",
     "results": "results",

@@ -95,6 +95,7 @@ class WordsReader:
         self._parts: list[str] = []  # a held block's text read so far
         self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
         self._triggers: _Search = _ANGLE  # finds a first character of the block's closers
+        self._trigger = "<"  # that character, when it is the only one ("" when it is not)
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._plain = False  # in the text state with nothing pending: plain words pass as they are
         self._calls: list[WordsCall] = []
@@ -123,7 +124,9 @@ class WordsReader:
                 self._pending = text
                 return ""
             self._pending = ""
-        elif self._lag_ok and self._triggers(text) is None:
+        elif self._lag_ok and (
+            self._trigger not in text if self._trigger else self._triggers(text) is None
+        ):
             self._lag.append(text)  # a held block's text that can't end it (_body)
             return ""
         elif len(text) < _GATHER and self._state is not _State.START:
@@ -241,7 +244,7 @@ class WordsReader:
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
-        self._triggers = _triggers(block)
+        self._triggers, self._trigger = _triggers(block)
         self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
@@ -429,10 +432,10 @@ _ANGLE: _Search = re.compile("<").search
 
 
 @functools.lru_cache(maxsize=64)
-def _triggers(block: Block) -> _Search:
-    """A search for a first character of ``block``'s closers."""
+def _triggers(block: Block) -> tuple[_Search, str]:
+    """A search for a first character of ``block``'s closers, and that character if alone."""
     firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
-    return re.compile("[" + re.escape(firsts) + "]").search
+    return re.compile("[" + re.escape(firsts) + "]").search, firsts if len(firsts) == 1 else ""
 
 
 def _partial_start(text: str, start: int) -> int:
