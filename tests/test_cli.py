@@ -109,12 +109,12 @@ def test_dialect_prints_the_converted_schema() -> None:
     [
         pytest.param(
             ("read", "missing.txt"),
-            "conchcheck: missing.txt: no such file.\nCheck the path.\n",
+            "conchcheck: missing.txt: no such file. Check the path.\n",
             id="missing-file",
         ),
         pytest.param(
             ("dialect", "SCHEMA", "--to", "gemni"),
-            "conchcheck: Unknown schema dialect 'gemni'. Choose one of: permissive, gemini, anthropic, strict.\nDid you mean 'gemini'?\n",
+            "conchcheck: Unknown schema dialect 'gemni'. Choose one of: permissive, gemini, anthropic, strict. Did you mean 'gemini'?\n",
             id="unknown-family",
         ),
         pytest.param(
