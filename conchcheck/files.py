@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,8 +92,11 @@ def load_json(source: Path | str) -> tuple[Any, str, str]:
             f"{name}:{line}: $: nested more than {MAX_DEPTH} levels deep (column {column})."
         )
     try:
-        return json.loads(text), text, name
-    except json.JSONDecodeError as exc:
+        return json.loads(text, parse_constant=_refuse_constant), text, name
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            line, column = _position(text, _constant_at(text))
+            raise InputError(f"{name}:{line}: not JSON: {exc} (column {column}).") from None
         raise InputError(
             f"{name}:{exc.lineno}: not JSON: {exc.msg} (column {exc.colno})."
         ) from None
@@ -185,21 +189,18 @@ class _Frame:
             self.on_key = True
 
 
-def load_yaml(text: str, name: str) -> Any:
-    """Parse YAML ``text`` safely: no anchors or aliases, bounded depth; InputError if not."""
-    hazard = yaml_hazard(text)
-    if hazard is not None:
-        raise InputError(hazard.located(name) + ".")
-    try:
-        return yaml.load(text, Loader=_FAST_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark else ""
-        raise InputError(f"{name}{line}: $: not YAML: {exc.problem}.") from None
-    except yaml.YAMLError:
-        raise InputError(f"{name}: not YAML.") from None
-    except RecursionError:  # yaml_hazard stops this; a last resort all the same
-        raise InputError(f"{name}:1: $: nested too deep to read.") from None
+# Python's json reads NaN and Infinity, which JSON has not: a strict file refuses them.
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _constant_at(text: str) -> int:
+    """Where the first NaN or Infinity outside a string starts."""
+    found = next((m for m in _CONSTANT.finditer(text) if m.group(1)), None)
+    return found.start(1) if found else 0
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:

@@ -336,11 +336,27 @@ def test_yaml_alias_bombs_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        pytest.param("a: " + "[" * 200, "1: $: nested more than 128 levels deep", id="flow-200-deep"),
-        pytest.param("a: " + "[" * 100_000, "1: $: nested more than 128 levels deep", id="flow-100k-deep"),
-        pytest.param("".join(" " * i + "-\n" for i in range(300)), "129: $: nested more than 128 levels deep", id="block-300-deep"),
-        pytest.param("version: 1\nname: m\nprompts:\n  - &p {id: a}\n", "4: $.prompts[0]: YAML anchors and aliases (&name, *name) are not allowed; write the value out", id="anchor-without-alias"),
-        pytest.param("version: 1\nbase: &b {x: 1}\nname: m\nother:\n  <<: *b\n", "2: $.base: YAML anchors and aliases (&name, *name) are not allowed; write the value out", id="merge-key"),
+        pytest.param(
+            "a: " + "[" * 200, "1: $: nested more than 128 levels deep", id="flow-200-deep"
+        ),
+        pytest.param(
+            "a: " + "[" * 100_000, "1: $: nested more than 128 levels deep", id="flow-100k-deep"
+        ),
+        pytest.param(
+            "".join(" " * i + "-\n" for i in range(300)),
+            "129: $: nested more than 128 levels deep",
+            id="block-300-deep",
+        ),
+        pytest.param(
+            "version: 1\nname: m\nprompts:\n  - &p {id: a}\n",
+            "4: $.prompts[0]: YAML anchors and aliases (&name, *name) are not allowed; write the value out",
+            id="anchor-without-alias",
+        ),
+        pytest.param(
+            "version: 1\nbase: &b {x: 1}\nname: m\nother:\n  <<: *b\n",
+            "2: $.base: YAML anchors and aliases (&name, *name) are not allowed; write the value out",
+            id="merge-key",
+        ),
     ],
 )
 def test_deep_or_aliased_yaml_is_one_problem(tmp_path: Path, text: str, problem: str) -> None:
@@ -353,10 +369,16 @@ def test_deep_or_aliased_yaml_is_one_problem(tmp_path: Path, text: str, problem:
     ("copies", "problem"),
     [
         pytest.param("1000", "expected at most 999, got 1000", id="one-past-the-most"),
-        pytest.param("100000000000000000000", "expected at most 999, got 100000000000000000000", id="huge-is-not-expanded"),
+        pytest.param(
+            "100000000000000000000",
+            "expected at most 999, got 100000000000000000000",
+            id="huge-is-not-expanded",
+        ),
     ],
 )
-def test_copies_are_checked_before_they_are_expanded(tmp_path: Path, copies: str, problem: str) -> None:
+def test_copies_are_checked_before_they_are_expanded(
+    tmp_path: Path, copies: str, problem: str
+) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(
         "version: 1\nname: m\nschema_cases:\n  - id: many\n    feature: many tools\n"
@@ -373,7 +395,10 @@ def test_copies_limit_is_the_schemas() -> None:
     assert (case["minimum"], case["maximum"]) == (1, MAX_COPIES)
 
 
-@pytest.mark.parametrize("copies", [pytest.param(0, id="zero"), pytest.param(10**20, id="huge"), pytest.param(True, id="a-bool")])
+@pytest.mark.parametrize(
+    "copies",
+    [pytest.param(0, id="zero"), pytest.param(10**20, id="huge"), pytest.param(True, id="a-bool")],
+)
 def test_a_schema_case_refuses_a_count_out_of_range(copies: int) -> None:
     from conchcheck.core.tools import Tool
     from conchcheck.matrix import SchemaCase

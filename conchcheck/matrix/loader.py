@@ -113,7 +113,12 @@ class _Checker:
             self.problems = [hazard.located(source)]
             return
         # yaml.safe_load, split open to keep the nodes: they know the line of every value.
-        loader = yaml.SafeLoader(text)
+        try:
+            loader = yaml.SafeLoader(text)
+        except yaml.reader.ReaderError as exc:  # a NUL or another control character
+            line = text.count("\n", 0, exc.position) + 1
+            self.problems = [f"{source}:{line}: YAML: character {exc.character:#x}: {exc.reason}"]
+            return
         try:
             self.root = loader.get_single_node()
             self.duplicate_keys(self.root, [], 0)
