@@ -357,3 +357,16 @@ def test_every_corpus_file_is_a_case() -> None:
     files = {path.name for path in CORPUS.iterdir()} - REFERENCES - {"README.md"}
     assert files - used == set()
     assert len(files) >= 60
+
+
+def test_the_harness_sees_a_write_and_a_request(tmp_path: Path) -> None:
+    # The checks above can fail: a good input run the same way probes and writes its reports.
+    counter = Counter()
+    try:
+        good = Case(probe("--max-requests", "2"), "")
+        run = run_case("good", good, tmp_path, tmp_path, counter.url)
+    finally:
+        counter.server.close()
+    assert run.code == 4 and len(counter.server.received) == 2
+    assert run.after != run.before
+    assert run.after["out/report.md"] != run.before["out/report.md"]
