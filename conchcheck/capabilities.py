@@ -24,8 +24,8 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from conchcheck.errors import ConchcheckError
-from conchcheck.files import json_path, locate
+from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.files import folder_problem, json_path, locate, read_bytes, yaml_hazard
 from conchcheck.redaction import held
 
 if sys.platform == "win32":
@@ -172,6 +172,21 @@ class CapabilityFile:
         """Every entry; [] when there is no file; CacheError when it is corrupt or unreadable."""
         return self._load(self._target())
 
+    def check(self) -> None:
+        """CacheError unless the file reads as valid now and a write can replace it later.
+
+        A probe calls this before its first request, so a corrupt file, a folder or an
+        unwritable place is found before anything is spent or written.
+        """
+        self.entries()
+        folder = self._target().parent
+        problem = folder_problem(folder)
+        if problem is not None:
+            raise CacheError(
+                f"{folder}: {problem}, so the capability file {self.path} can't be written.",
+                hint="Choose another file with --cache.",
+            )
+
     def get(self, provider: str, model: str, endpoint: str) -> Entry | None:
         """The entry for this provider, model and endpoint, or None."""
         key = (provider, model, endpoint)
@@ -284,11 +299,13 @@ class CapabilityFile:
 
     def _load(self, target: Path) -> list[Entry]:
         try:
-            raw = target.read_bytes()
+            raw = read_bytes(target)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise self._failed("be read", exc) from None
+        except InputError as exc:
+            raise CacheError(str(exc), hint=CORRUPT_HINT) from None
         return _parse(str(self.path), raw)
 
     def _failed(self, doing: str, exc: OSError) -> CacheError:
@@ -329,6 +346,11 @@ def _parse(name: str, raw: bytes) -> list[Entry]:
 
 
 def _yaml(name: str, text: str) -> Any:
+    # Nothing an app reads may hang or crash it: no aliases (a "billion laughs" bomb) and no
+    # nesting deeper than any entry has, refused before a node is composed.
+    hazard = yaml_hazard(text)
+    if hazard is not None:
+        raise CacheError(hazard.located(name) + ".", hint=CORRUPT_HINT)
     with suppress(yaml.YAMLError):
         return yaml.load(text, Loader=_FAST_LOADER)
     # libyaml words its errors its own way; the pure loader's words are the same everywhere.
@@ -341,6 +363,8 @@ def _yaml(name: str, text: str) -> Any:
         raise CacheError(f"{where}: not YAML: {exc.problem}{column}.", hint=CORRUPT_HINT) from None
     except yaml.YAMLError:
         raise CacheError(f"{name}: not YAML.", hint=CORRUPT_HINT) from None
+    except RecursionError:  # yaml_hazard stops this; a last resort all the same
+        raise CacheError(f"{name}:1: $: nested too deep to read.", hint=CORRUPT_HINT) from None
 
 
 def _located(name: str, text: str, path: list[str | int], message: str) -> CacheError:

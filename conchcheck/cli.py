@@ -6,51 +6,88 @@ text) · 2 bad usage or input · 3 target unusable · 4 stopped early.
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.report import ReportFormat
 
 if TYPE_CHECKING:
+    from typer._click import exceptions as clicks
+
     from conchcheck.capabilities import CapabilityFile
+else:
+    try:  # Typer vendors Click as typer._click since 0.2x; before, it used Click itself.
+        from typer._click import exceptions as clicks
+    except ImportError:
+        from click import exceptions as clicks
 from conchcheck.version import __version__
 
 # Everything heavier (the engine, httpx, jsonschema, rich) is imported inside the command
 # that needs it, so `conchcheck --help` starts as fast as Typer does (bench/probe.py).
 
-F = TypeVar("F", bound=Callable[..., None])
+
+class _Commands(TyperGroup):
+    """The one error funnel: a ``ConchcheckError`` or a usage error becomes one line on
+    stderr (``conchcheck: --option: what is wrong. hint``) and its exit code.
+
+    Click prints a usage error as the usage, a "Try --help" line and an "Error:" line; here
+    it is worded like every other bad input. Help stays help.
+    """
+
+    def main(self, *args: Any, **extra: Any) -> Any:
+        standalone = extra.get("standalone_mode", True)
+        extra["standalone_mode"] = False
+        try:
+            code = super().main(*args, **extra)
+        except _HELP_ERRORS as exc:
+            exc.show()
+            code = exc.exit_code
+        except (ConchcheckError, clicks.ClickException) as exc:
+            from conchcheck import console
+
+            error = exc if isinstance(exc, ConchcheckError) else usage_error(exc)
+            console.error(error)
+            code = exc.exit_code
+        if not standalone:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
 
 
-def funnel(command: F) -> F:
-    """The one error funnel: a ``ConchcheckError`` becomes its message, hint and exit code."""
-
-    @functools.wraps(command)
-    def run(*args: object, **kwargs: object) -> None:
-        with _errors():
-            command(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
+# Click 8.2 raises this when a group is run bare: it prints the help, which is no mistake.
+_HELP_ERRORS = tuple(getattr(clicks, n) for n in ("NoArgsIsHelpError",) if hasattr(clicks, n))
 
 
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except ConchcheckError as exc:
-        from conchcheck import console
+def usage_error(exc: clicks.ClickException) -> InputError:
+    """A Click error in conchcheck's words: the option, what is wrong, where help is."""
+    ctx, param = getattr(exc, "ctx", None), getattr(exc, "param", None)
+    hint = f"See `{ctx.command_path} --help`." if ctx is not None else None
+    if isinstance(exc, clicks.NoSuchOption):
+        guess = " or ".join(sorted(exc.possibilities or ()))
+        said = f"; did you mean {guess}?" if guess else "."
+        return InputError(f"{exc.option_name}: no such option{said}", hint=hint)
+    if not isinstance(exc, clicks.BadParameter) or param is None:
+        return InputError(_sentence(exc.format_message()), hint=hint)
+    opts = param.opts if param.param_type_name == "option" else [(param.name or "").upper()]
+    # Typer words a failed conversion "Value error, …": the option already says which.
+    what = exc.message.removeprefix("Value error, ")
+    if isinstance(exc, clicks.MissingParameter):
+        what = "required, but not given"
+    return InputError(f"{max(opts, key=len)}: {_sentence(what)}", hint=hint)
 
-        console.error(exc)
-        raise typer.Exit(exc.exit_code) from None
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 app = typer.Typer(
+    cls=_Commands,
     help="Probe an LLM provider and model for tool calling, with evidence.",
     no_args_is_help=True,
     add_completion=False,
@@ -79,7 +116,6 @@ def _main(
 
 
 @app.command()
-@funnel
 def read(
     source: Annotated[
         Optional[Path],  # noqa: UP045 - Typer reads the annotation at run time on 3.10
@@ -134,7 +170,6 @@ def read(
 
 
 @app.command()
-@funnel
 def dialect(
     schema: Annotated[Path, typer.Argument(help="JSON Schema file ('-' for stdin).")],
     to: Annotated[str, typer.Option("--to", help=f"The dialect: {FAMILIES}.")],
@@ -148,7 +183,6 @@ def dialect(
 
 
 @app.command()
-@funnel
 def providers(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:
@@ -167,7 +201,6 @@ app.add_typer(cache_app, name="cache")
 
 
 @app.command()
-@funnel
 def probe(
     target: Annotated[str, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")],
     base_url: Annotated[
@@ -199,18 +232,17 @@ def probe(
     allow_insecure: Annotated[
         bool, typer.Option("--allow-insecure", help="Allow a key over plain http to another host.")
     ] = False,
-    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
-    repeat: Annotated[int, typer.Option(min=1, max=100, help="Run each prompt N times.")] = 1,
-    threshold: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Pass rate a mode needs.")
-    ] = 0.5,
+    # Ranges are checked by JobSpec, so a Python caller meets the same limits and words.
+    concurrency: Annotated[int, typer.Option(help="Requests at once (1-64).")] = 4,
+    repeat: Annotated[int, typer.Option(help="Run each prompt N times (1-100).")] = 1,
+    threshold: Annotated[float, typer.Option(help="Pass rate a mode needs (0-1).")] = 0.5,
     max_requests: Annotated[
-        int | None, typer.Option(min=1, help="Stop after N requests (exit 4).")
+        int | None, typer.Option(help="Stop after N requests (exit 4).")
     ] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option(min=1, help="Stop after N tokens (exit 4).")
-    ] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for a reply.")] = 120.0,
+    max_tokens: Annotated[int | None, typer.Option(help="Stop after N tokens (exit 4).")] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for a reply (0.1-86400).")
+    ] = 120.0,
     resume: Annotated[
         Path | None,
         typer.Option(help="A results.json to continue without repeating finished cells."),
@@ -234,7 +266,7 @@ def probe(
     (unreachable, auth, unknown model) · 4 stopped early (budget, interrupt).
     """
     from conchcheck import console
-    from conchcheck.job import Job, JobSpec
+    from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
     from conchcheck.probe import ProbeOptions
     from conchcheck.wire.transport import Policy
 
@@ -262,12 +294,16 @@ def probe(
                 raise typer.Exit(4) from None
             result = partial
     outcome = job.finish(result)
-    console.emit_json(outcome) if as_json else console.show_outcome(outcome)
+    shown = outcome
+    if outcome.exit_code == EXIT_UNUSABLE:
+        # Why the target can't be probed is commentary, not the product: stderr (G13).
+        console.complain(outcome.message)
+        shown = replace(outcome, message="Reports of what was tried are written.")
+    console.emit_json(outcome) if as_json else console.show_outcome(shown)
     raise typer.Exit(outcome.exit_code)
 
 
 @matrix_app.command("validate")
-@funnel
 def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.")]) -> None:
     """Check a matrix; print every problem as file:line: path: message (exit 2 if any)."""
     from conchcheck import console
@@ -280,7 +316,6 @@ def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.
 
 
 @matrix_app.command("show")
-@funnel
 def matrix_show(
     name: Annotated[str, typer.Argument(help="A built-in matrix name or a file.")] = "default",
 ) -> None:
@@ -301,7 +336,6 @@ CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="Capability
 
 
 @cache_app.command("path")
-@funnel
 def cache_path(cache: CacheOption = None) -> None:
     """Print where the capability file is."""
     from conchcheck import console
@@ -310,7 +344,6 @@ def cache_path(cache: CacheOption = None) -> None:
 
 
 @cache_app.command("list")
-@funnel
 def cache_list(
     cache: CacheOption = None, as_json: Annotated[bool, typer.Option("--json")] = False
 ) -> None:
@@ -322,7 +355,6 @@ def cache_list(
 
 
 @cache_app.command("show")
-@funnel
 def cache_show(
     target: Annotated[str, typer.Argument(help="provider:model")],
     base_url: Annotated[str | None, typer.Option()] = None,
@@ -341,7 +373,6 @@ def cache_show(
 
 
 @cache_app.command("clear")
-@funnel
 def cache_clear(
     target: Annotated[
         str | None, typer.Argument(help="provider:model; all entries when omitted")

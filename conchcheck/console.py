@@ -91,10 +91,14 @@ def _json(value: Any) -> str:
 
 
 def error(exc: ConchcheckError) -> None:
-    """The error on one line, and its hint dimmed on the next."""
-    err.print(f"[bold red]conchcheck:[/] {escape(str(exc))}", soft_wrap=True)
-    if exc.hint:
-        err.print(f"[dim]{escape(exc.hint)}[/]", soft_wrap=True)
+    """The error and its hint on one line of stderr; a control character shows as its escape.
+
+    One line, whatever the message holds: a value given with a newline or a terminal escape
+    can neither split the line nor reach the terminal raw.
+    """
+    text = f"{exc} {exc.hint}" if exc.hint else str(exc)
+    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    err.print(f"[bold red]conchcheck:[/] {escape(line)}", soft_wrap=True)
 
 
 def say(text: str) -> None:

@@ -3,48 +3,232 @@
 Every problem becomes an ``InputError`` whose message is ``file:line: path: message``, one
 line, so the CLI can print it and exit 2. The line comes from YAML's own parser, which also
 reads JSON and keeps the position of every node.
+
+Every file is read within limits before it is parsed: at most ``MAX_FILE_BYTES``, nested at
+most ``MAX_DEPTH`` deep, and YAML without anchors or aliases. Python's ``json`` and PyYAML's
+composer parse by recursion, and an alias reused inside aliases grows exponentially when it
+is walked ("billion laughs"), so each of these would otherwise crash or hang the reader.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.core.tools import Tool, as_tool
 from conchcheck.errors import InputError
+
+MAX_FILE_BYTES = 16 << 20
+"""The largest file conchcheck reads (16 MB); a matrix or capability file is a few KB."""
+# libyaml scans and composes far faster than the pure parser; the events and marks are the same.
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes, ``InputError`` past ``MAX_FILE_BYTES``; other OSErrors pass through.
+
+    The size is checked before reading and again while reading, so a device or a file that
+    grows (``/dev/zero``) stops at the limit too.
+    """
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+            raise too_large(str(path))
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise too_large(str(path))
+    return data
+
+
+def too_large(name: str) -> InputError:
+    """The error for a file past ``MAX_FILE_BYTES``."""
+    return InputError(
+        f"{name}: larger than {MAX_FILE_BYTES >> 20} MB, the most conchcheck reads.",
+        hint="Check that this is the file you meant.",
+    )
 
 
 def read_text(source: Path | str | None) -> tuple[str, str]:
     """The text of a file, or of stdin for None or ``-``, with the name to report it by."""
     if source is None or str(source) == "-":
-        return sys.stdin.read(), "<stdin>"
+        # Counted in characters: stdin is already text, and that bounds it all the same.
+        text = sys.stdin.read(MAX_FILE_BYTES + 1)
+        if len(text) > MAX_FILE_BYTES:
+            raise too_large("<stdin>")
+        return text, "<stdin>"
     path = Path(source)
     try:
-        return path.read_text(encoding="utf-8"), str(path)
+        return _decode(read_bytes(path), str(path)), str(path)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file.", hint="Check the path.") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a file.") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}).") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror}).") from None
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 text (byte {exc.start}).") from None
 
 
 def load_json(source: Path | str) -> tuple[Any, str, str]:
     """Parse a JSON file strictly: (value, text, name). A config file is not mended."""
     text, name = read_text(source)
+    deep = text_too_deep(text)
+    if deep is not None:
+        line, column = _position(text, deep)
+        raise InputError(
+            f"{name}:{line}: $: nested more than {MAX_DEPTH} levels deep (column {column})."
+        )
     try:
-        return json.loads(text), text, name
-    except json.JSONDecodeError as exc:
+        return json.loads(text, parse_constant=_refuse_constant), text, name
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            line, column = _position(text, _constant_at(text))
+            raise InputError(f"{name}:{line}: not JSON: {exc} (column {column}).") from None
         raise InputError(
             f"{name}:{exc.lineno}: not JSON: {exc.msg} (column {exc.colno})."
         ) from None
+    except RecursionError:  # the depth check above stops this; a last resort all the same
+        raise InputError(f"{name}:1: $: nested too deep to read.") from None
+
+
+@dataclass(frozen=True, slots=True)
+class YamlHazard:
+    """Something in a YAML text that must not be composed: where it is and what it is."""
+
+    line: int
+    path: list[str | int]
+    message: str
+
+    def located(self, name: str) -> str:
+        """``file:line: $.path: message``."""
+        return f"{name}:{self.line}: {json_path(self.path)}: {self.message}"
+
+
+NO_ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the value out"
+
+
+def yaml_hazard(text: str, limit: int = MAX_DEPTH) -> YamlHazard | None:
+    """The first anchor, alias or nesting past ``limit`` in YAML ``text``; None if none.
+
+    Reads parser events, which need no recursion and are read only up to the hazard. A text
+    that is not YAML has no hazard here: the load that follows reports it in its own words.
+    """
+    try:
+        return _scan(text, _FAST_LOADER, limit)
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem == "exceeded maximum nesting depth" and exc.problem_mark is not None:
+            # libyaml's own limit (1000), met while it looks ahead for keys: past ours too.
+            return YamlHazard(
+                exc.problem_mark.line + 1, [], f"nested more than {limit} levels deep"
+            )
+    except yaml.YAMLError:
+        pass
+    # libyaml stops early where it looks ahead; the pure parser yields every event up to its
+    # own error, and those are the only ones a load could compose.
+    try:
+        return _scan(text, yaml.SafeLoader, limit)
+    except yaml.YAMLError:
+        return None
+
+
+def _scan(text: str, loader: Any, limit: int) -> YamlHazard | None:
+    stack: list[_Frame] = []
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            stack.pop()
+            if stack:
+                stack[-1].done(None)
+            continue
+        if not isinstance(event, yaml.NodeEvent):
+            continue
+        path = stack[-1].child() if stack else []
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
+            return YamlHazard(line, path, NO_ALIASES)
+        if isinstance(event, yaml.CollectionStartEvent):
+            stack.append(_Frame(path, isinstance(event, yaml.MappingStartEvent)))
+            if len(stack) > limit:
+                # The path would be `limit` steps long: the line says where, the root what.
+                return YamlHazard(line, [], f"nested more than {limit} levels deep")
+        elif stack:
+            stack[-1].done(event.value if isinstance(event, yaml.ScalarEvent) else None)
+    return None
+
+
+class _Frame:
+    """One open mapping or sequence while events are read: the path of its next child."""
+
+    def __init__(self, path: list[str | int], mapping: bool) -> None:
+        self.path, self.mapping = path, mapping
+        self.index, self.key, self.on_key = 0, "?", True
+
+    def child(self) -> list[str | int]:
+        if not self.mapping:
+            return [*self.path, self.index]
+        return self.path if self.on_key else [*self.path, self.key]
+
+    def done(self, scalar: str | None) -> None:
+        if not self.mapping:
+            self.index += 1
+        elif self.on_key:
+            self.key, self.on_key = ("?" if scalar is None else scalar), False
+        else:
+            self.on_key = True
+
+
+# Python's json reads NaN and Infinity, which JSON has not: a strict file refuses them.
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _constant_at(text: str) -> int:
+    """Where the first NaN or Infinity outside a string starts."""
+    found = next((m for m in _CONSTANT.finditer(text) if m.group(1)), None)
+    return found.start(1) if found else 0
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why files can't be written in the folder ``path`` (made when missing); None if they can.
+
+    Checked before a probe spends anything, and without changing the disk: a missing folder
+    is judged by the nearest one that exists. ``os.access`` asks the kernel, so a read-only
+    file system is caught even for root, whom permission bits don't stop.
+    """
+    existing = Path(path)
+    try:
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        is_dir = existing.is_dir()
+    except OSError as exc:
+        return f"cannot be checked ({exc.strerror})"
+    made = "" if existing == Path(path) else f"cannot be made: {existing} "
+    if not is_dir:
+        return f"{made}is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{made}is not writable"
+    return None
 
 
 def load_schema(source: Path | str) -> dict[str, Any]:
@@ -94,8 +278,10 @@ def json_path(path: list[str | int]) -> str:
 
 def locate(text: str, path: list[str | int]) -> int | None:
     """The 1-based line where ``path`` starts in JSON or YAML ``text``; None if unknown."""
+    if yaml_hazard(text) is not None:
+        return None  # composing it could recurse past any limit, or never end
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_FAST_LOADER)
     except yaml.YAMLError:
         return None
     line = node.start_mark.line + 1 if node is not None else None

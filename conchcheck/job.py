@@ -1,22 +1,30 @@
 """One probe job as the CLI runs it: resolve the target, key and matrix; probe; write the
 reports and the capability entry; decide the exit code. Callable from Python as it is.
+
+Every input is checked before the first request, so a Python caller gets the CLI's errors:
+the values when a ``JobSpec`` is made, the files and folders when a ``Job`` is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from conchcheck.capabilities import CapabilityFile, Entry, default_path, expires, timestamp
+from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
+from conchcheck.files import folder_problem
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
-from conchcheck.results import ProbeResult
+from conchcheck.results import Mode, ProbeResult
 from conchcheck.version import __version__
 from conchcheck.wire.keys import Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
@@ -43,6 +51,53 @@ class JobSpec:
     expect_mode: str | None = None
     expect_dialect: str | None = None
     command: str = "conchcheck probe"
+
+    def __post_init__(self) -> None:
+        # Options are named as the CLI spells them: each field is one of its options.
+        options, policy = self.options, self.options.policy
+        _number("--timeout", policy.read_timeout, *TIMEOUT_RANGE)
+        _number("--threshold", options.threshold, 0.0, 1.0)
+        _whole("--concurrency", policy.concurrency, 1, 64)
+        _whole("--repeat", options.repeat, 1, 100)
+        _whole("--max-requests", options.max_requests, 1)
+        _whole("--max-tokens", options.max_tokens, 1)
+        _known("--expect-mode", "mode", self.expect_mode, [mode.value for mode in Mode])
+        _known("--expect-dialect", "dialect", self.expect_dialect, [d.value for d in Dialect])
+
+
+TIMEOUT_RANGE = (0.1, 86_400.0)
+"""Seconds a reply may take: a tenth of a second up to a day (a slow CPU model)."""
+
+
+def _number(option: str, value: float, low: float, high: float) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        shown = value if isinstance(value, float) else repr(value)
+        raise InputError(
+            f"{option}: {shown} is not a finite number.", hint=f"Give {low:g} to {high:g}."
+        )
+    if not low <= value <= high:
+        raise InputError(f"{option}: {value:g} is out of range.", hint=f"Give {low:g} to {high:g}.")
+
+
+def _whole(option: str, value: int | None, low: int, high: int | None = None) -> None:
+    if value is None:
+        return
+    wanted = f"Give a whole number from {low}" + (f" to {high}." if high else " up.")
+    if type(value) is not int:
+        raise InputError(f"{option}: {value!r} is not a whole number.", hint=wanted)
+    if value < low or (high is not None and value > high):
+        raise InputError(f"{option}: {value} is out of range.", hint=wanted)
+
+
+def _known(option: str, what: str, value: str | None, choices: Sequence[str]) -> None:
+    if value is None or value in choices:
+        return
+    close = difflib.get_close_matches(str(value).lower(), choices, n=1)
+    guess = f"; did you mean `{close[0]}`?" if close else "."
+    raise InputError(
+        f"{option}: `{value}` is not a {what}{guess}",
+        hint=f"The {what}s are {', '.join(choices)}.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +126,25 @@ class Job:
         prior = load_results(spec.resume)[0] if spec.resume else ()
         self.probe: Probe | None = None
         self._prior = prior
+        self._check_places()
+
+    def _check_places(self) -> None:
+        """Refuse, before anything is sent, a report folder or capability file that the end
+        of the probe couldn't write: the requests would be spent for nothing."""
+        out = self.out_dir()
+        problem = folder_problem(out)
+        if problem is not None:
+            raise InputError(f"--out: {out}: {problem}.", hint="Choose another folder.")
+        for fmt in self.spec.formats:
+            if (out / fmt.filename).is_dir():
+                raise InputError(
+                    f"--out: {out / fmt.filename}: is a folder, so the report can't be written.",
+                    hint="Move it aside, or choose another folder.",
+                )
+        if self.spec.write_cache:
+            self.cache.check()
+        elif self.spec.use_cache:
+            self.cache.entries()
 
     def cached(self) -> Entry | None:
         """A fresh capability entry for this target, when ``--use-cache`` asked for one."""

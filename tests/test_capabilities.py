@@ -612,3 +612,77 @@ def test_eight_processes_lose_nothing(tmp_path: Path) -> None:
     Draft202012Validator(SCHEMA).validate(yaml.safe_load(path.read_text()))
     left = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("ready-"))
     assert left == ["capabilities.yaml", "capabilities.yaml.lock", "go"]  # no temp files
+
+
+# -- check(): what a probe asks before its first request ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setup", "given", "message"),
+    [
+        pytest.param("", "caps.yaml", None, id="missing-is-fine"),
+        pytest.param("valid", "caps.yaml", None, id="valid"),
+        pytest.param(
+            "corrupt",
+            "caps.yaml",
+            "{tmp}/caps.yaml:3: $: not YAML: expected the node content, but found '<stream end>' (column 1).",
+            id="corrupt",
+        ),
+        pytest.param(
+            "aliases",
+            "caps.yaml",
+            "{tmp}/caps.yaml:1: $.a: YAML anchors and aliases (&name, *name) are not allowed; write the value out.",
+            id="alias",
+        ),
+        pytest.param("folder", "caps.yaml", "{tmp}/caps.yaml: is a folder.", id="a-folder"),
+        pytest.param(
+            "file",
+            "file/caps.yaml",
+            "{tmp}/file/caps.yaml: cannot be read (Not a directory).",
+            id="under-a-file",
+        ),
+        pytest.param("", "new/caps.yaml", None, id="its-folder-is-made-later"),
+    ],
+)
+def test_check_before_a_probe(tmp_path: Path, setup: str, given: str, message: str | None) -> None:
+    target = tmp_path / "caps.yaml"
+    if setup == "valid":
+        CapabilityFile(target).put(ENTRY)
+    elif setup == "corrupt":
+        target.write_text("schema_version: 1\nentries: [\n")
+    elif setup == "aliases":
+        target.write_text("a: &a [1]\nb: [*a, *a]\n")
+    elif setup == "folder":
+        target.mkdir()
+    elif setup == "file":
+        (tmp_path / "file").write_text("x")
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    if message is None:
+        CapabilityFile(tmp_path / given).check()
+    else:
+        with pytest.raises(CacheError) as caught:
+            CapabilityFile(tmp_path / given).check()
+        assert str(caught.value) == message.replace("{tmp}", str(tmp_path))
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before  # no lock file
+
+
+def test_check_refuses_a_folder_it_could_not_write(tmp_path: Path, monkeypatch) -> None:
+    import conchcheck.files as files
+
+    # Root writes through permission bits: the kernel's answer is stood in for.
+    monkeypatch.setattr(files.os, "access", lambda path, mode: Path(path) != tmp_path)
+    with pytest.raises(CacheError) as caught:
+        CapabilityFile(tmp_path / "caps.yaml").check()
+    assert str(caught.value) == (
+        f"{tmp_path}: is not writable, so the capability file {tmp_path / 'caps.yaml'} can't be written."
+    )
+
+
+def test_a_capability_file_past_the_limit_is_refused(tmp_path: Path) -> None:
+    from conchcheck.files import MAX_FILE_BYTES
+
+    target = tmp_path / "caps.yaml"
+    target.write_text("#" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(CacheError) as caught:
+        CapabilityFile(target).entries()
+    assert str(caught.value) == f"{target}: larger than 16 MB, the most conchcheck reads."

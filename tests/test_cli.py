@@ -109,12 +109,12 @@ def test_dialect_prints_the_converted_schema() -> None:
     [
         pytest.param(
             ("read", "missing.txt"),
-            "conchcheck: missing.txt: no such file.\nCheck the path.\n",
+            "conchcheck: missing.txt: no such file. Check the path.\n",
             id="missing-file",
         ),
         pytest.param(
             ("dialect", "SCHEMA", "--to", "gemni"),
-            "conchcheck: Unknown schema dialect 'gemni'. Choose one of: permissive, gemini, anthropic, strict.\nDid you mean 'gemini'?\n",
+            "conchcheck: Unknown schema dialect 'gemni'. Choose one of: permissive, gemini, anthropic, strict. Did you mean 'gemini'?\n",
             id="unknown-family",
         ),
         pytest.param(
@@ -220,3 +220,64 @@ def test_progress_advances_each_stage_on_its_own_bar(monkeypatch) -> None:
         ("words", "1/2"),
         ("follow_up", "1/?"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        pytest.param(
+            ("probe", "vllm:m", "--timeout", "abc"),
+            "conchcheck: --timeout: Input should be a valid number, unable to parse string as a number. See `root probe --help`.\n",
+            id="not-a-number",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--tiemout", "5"),
+            "conchcheck: --tiemout: no such option; did you mean --out or --quiet or --timeout? See `root probe --help`.\n",
+            id="misspelt-option",
+        ),
+        pytest.param(
+            ("probe",),
+            "conchcheck: TARGET: required, but not given. See `root probe --help`.\n",
+            id="missing-argument",
+        ),
+        pytest.param(
+            ("cache", "list", "--json", "--cache"),
+            "conchcheck: Option '--cache' requires an argument.\n",
+            id="option-without-value",
+        ),
+        pytest.param(
+            ("matrix", "valdate"),
+            "conchcheck: No such command 'valdate'. Did you mean 'validate'? See `root matrix --help`.\n",
+            id="misspelt-subcommand",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line(args: tuple[str, ...], stderr: str) -> None:
+    assert run(*args)[::2] == (2, stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("--help",), id="help"),
+        pytest.param(("probe", "--help"), id="command-help"),
+        pytest.param(("--version",), id="version"),
+    ],
+)
+def test_help_and_version_still_exit_0(args: tuple[str, ...]) -> None:
+    code, out, err = run(*args)
+    assert (code, err) == (0, "")
+    assert out.startswith(("Usage: root", "conchcheck 0.1.0"))
+
+
+def test_a_bare_command_prints_its_help() -> None:
+    code, out, err = run("matrix")
+    assert code == 2 and "Usage: root matrix" in out + err and "validate" in out + err
+
+
+def test_an_error_with_control_characters_stays_one_line() -> None:
+    code, _, err = run("cache", "show", "vllm:m\n\x1b[2J")
+    assert (code, err) == (
+        2,
+        "conchcheck: The target 'vllm:m\\n\\x1b[2J' holds a control character. Write it provider:model, in printable characters.\n",
+    )

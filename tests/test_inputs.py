@@ -53,3 +53,252 @@ def test_tools_not_a_list(tmp_path: Path) -> None:
         InputError, match=r"t.json:1: \$.tools: expected a list of tools, got a number."
     ):
         load_tools(path)
+
+
+# -- limits every file is read within -------------------------------------------------------
+
+
+def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from conchcheck.files import MAX_FILE_BYTES, read_text
+
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * (MAX_FILE_BYTES + 1))
+    with pytest.raises(InputError) as caught:
+        read_text(path)
+    assert str(caught.value) == f"{path}: larger than 16 MB, the most conchcheck reads."
+    path.write_bytes(b" " * MAX_FILE_BYTES)
+    assert len(read_text(path)[0]) == MAX_FILE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "[" * 129 + "]" * 129,
+            "1: $: nested more than 128 levels deep (column 129).",
+            id="one-past-the-limit",
+        ),
+        pytest.param(
+            '{"a":\n  ' + "[" * 100_000,
+            "2: $: nested more than 128 levels deep (column 130).",
+            id="100k-deep-unclosed",
+        ),
+        pytest.param('{"a": NaN}', "1: not JSON: NaN is not a JSON number (column 7).", id="nan"),
+        pytest.param(
+            '{"NaN": "Infinity",\n "b": Infinity}',
+            "2: not JSON: Infinity is not a JSON number (column 7).",
+            id="infinity-after-strings-that-name-it",
+        ),
+    ],
+)
+def test_json_files_are_strict_and_shallow(tmp_path: Path, text: str, message: str) -> None:
+    from conchcheck.files import load_json
+
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_json(path)
+    assert str(caught.value) == f"{path}:{message}"
+
+
+def test_json_as_deep_as_the_limit_is_read(tmp_path: Path) -> None:
+    from conchcheck.files import load_json
+
+    path = tmp_path / "f.json"
+    path.write_text("[" * 128 + "]" * 128)
+    assert load_json(path)[0] is not None
+
+
+ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the value out"
+
+
+@pytest.mark.parametrize(
+    ("text", "hazard"),
+    [
+        pytest.param("a: 1\nb: [x, {c: d}]\n", None, id="plain"),
+        pytest.param("a: &x 1\n", (1, "$.a", ALIASES), id="anchor-alone"),
+        pytest.param(
+            "a:\n  - 1\n  - {c: 2, d: [x, *y]}\n", (3, "$.a[1].d[1]", ALIASES), id="alias-in-flow"
+        ),
+        pytest.param("? [k]\n: &v 1\n", (2, "$.?", ALIASES), id="anchor-under-a-complex-key"),
+        pytest.param(
+            "a: " + "[" * 129,
+            (1, "$", "nested more than 128 levels deep"),
+            id="flow-past-the-limit",
+        ),
+        pytest.param(
+            "a: " + "[" * 100_000,
+            (1, "$", "nested more than 128 levels deep"),
+            id="past-libyamls-own-limit",
+        ),
+        pytest.param(
+            "".join(" " * i + "-\n" for i in range(200)),
+            (129, "$", "nested more than 128 levels deep"),
+            id="block-past-the-limit",
+        ),
+        pytest.param("a: [1, 2\n", None, id="not-yaml-is-the-loaders-to-report"),
+        pytest.param("[" * 128 + "]" * 128, None, id="at-the-limit"),
+    ],
+)
+def test_yaml_hazards(text: str, hazard: tuple[int, str, str] | None) -> None:
+    from conchcheck.files import yaml_hazard
+
+    found = yaml_hazard(text)
+    assert (None if found is None else (found.line, json_path(found.path), found.message)) == hazard
+
+
+def test_locate_gives_up_on_a_hazard_instead_of_composing_it() -> None:
+    assert locate("a: " + "[" * 100_000, ["a"]) is None
+
+
+# -- folders a probe will write to --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "given", "problem"),
+    [
+        pytest.param("", "out", None, id="missing-is-made-later"),
+        pytest.param("out/", "out", None, id="an-empty-folder"),
+        pytest.param("", "a/b/c", None, id="missing-parents-too"),
+        pytest.param("out", "out", "is a file, not a folder", id="a-file"),
+        pytest.param(
+            "f", "f/out", "cannot be made: {tmp}/f is a file, not a folder", id="under-a-file"
+        ),
+        pytest.param(
+            "f", "f/a/b", "cannot be made: {tmp}/f is a file, not a folder", id="deep-under-a-file"
+        ),
+    ],
+)
+def test_folder_problem(tmp_path: Path, make: str, given: str, problem: str | None) -> None:
+    from conchcheck.files import folder_problem
+
+    if make.endswith("/"):
+        (tmp_path / make).mkdir()
+    elif make:
+        (tmp_path / make).write_text("x")
+    found = folder_problem(tmp_path / given)
+    assert found == (None if problem is None else problem.replace("{tmp}", str(tmp_path)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([make.rstrip("/")] if make else [])
+
+
+def test_a_folder_the_kernel_wont_let_us_write_is_refused(tmp_path: Path, monkeypatch) -> None:
+    # Root writes through permission bits, so the kernel's answer is stood in for here;
+    # tests/test_bad_inputs.py runs the real read-only folder when not root.
+    import conchcheck.files as files
+
+    monkeypatch.setattr(files.os, "access", lambda path, mode: Path(path) != tmp_path)
+    assert files.folder_problem(tmp_path) == "is not writable"
+    assert files.folder_problem(tmp_path / "new") == f"cannot be made: {tmp_path} is not writable"
+
+
+# -- a JobSpec and a Job check everything from Python, as the CLI does ----------------------
+
+
+def _policy(**values: object):
+    from conchcheck.probe import ProbeOptions
+    from conchcheck.wire.transport import Policy
+
+    policy = {k: v for k, v in values.items() if k in ("read_timeout", "concurrency")}
+    options = {k: v for k, v in values.items() if k not in policy}
+    return ProbeOptions(policy=Policy(**policy), **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        pytest.param(
+            {"read_timeout": float("inf")},
+            "--timeout: inf is not a finite number. Give 0.1 to 86400.",
+            id="timeout-inf",
+        ),
+        pytest.param(
+            {"read_timeout": float("nan")},
+            "--timeout: nan is not a finite number. Give 0.1 to 86400.",
+            id="timeout-nan",
+        ),
+        pytest.param(
+            {"read_timeout": 0.0},
+            "--timeout: 0 is out of range. Give 0.1 to 86400.",
+            id="timeout-zero",
+        ),
+        pytest.param(
+            {"read_timeout": True},
+            "--timeout: True is not a finite number. Give 0.1 to 86400.",
+            id="timeout-a-bool",
+        ),
+        pytest.param(
+            {"threshold": -0.1},
+            "--threshold: -0.1 is out of range. Give 0 to 1.",
+            id="threshold-negative",
+        ),
+        pytest.param(
+            {"concurrency": 0},
+            "--concurrency: 0 is out of range. Give a whole number from 1 to 64.",
+            id="concurrency-zero",
+        ),
+        pytest.param(
+            {"repeat": 2.5},
+            "--repeat: 2.5 is not a whole number. Give a whole number from 1 to 100.",
+            id="repeat-a-fraction",
+        ),
+        pytest.param(
+            {"max_requests": 0},
+            "--max-requests: 0 is out of range. Give a whole number from 1 up.",
+            id="max-requests-zero",
+        ),
+        pytest.param(
+            {"max_tokens": -1},
+            "--max-tokens: -1 is out of range. Give a whole number from 1 up.",
+            id="max-tokens-negative",
+        ),
+    ],
+)
+def test_a_jobspec_refuses_numbers_out_of_range(values: dict[str, object], message: str) -> None:
+    from conchcheck.job import JobSpec
+
+    with pytest.raises(InputError) as caught:
+        JobSpec("vllm:m", options=_policy(**values))
+    assert f"{caught.value} {caught.value.hint}" == message
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        pytest.param(
+            "expect_mode",
+            "nativ",
+            "--expect-mode: `nativ` is not a mode; did you mean `native`? The modes are native, words, none.",
+            id="mode-misspelt",
+        ),
+        pytest.param(
+            "expect_mode",
+            "",
+            "--expect-mode: `` is not a mode. The modes are native, words, none.",
+            id="mode-empty",
+        ),
+        pytest.param(
+            "expect_dialect",
+            "STRICT",
+            "--expect-dialect: `STRICT` is not a dialect; did you mean `strict`? The dialects are permissive, gemini, anthropic, strict.",
+            id="dialect-in-capitals",
+        ),
+    ],
+)
+def test_a_jobspec_refuses_unknown_expectations(field: str, value: str, message: str) -> None:
+    from conchcheck.job import JobSpec
+
+    with pytest.raises(InputError) as caught:
+        JobSpec("vllm:m", **{field: value})  # type: ignore[arg-type]
+    assert f"{caught.value} {caught.value.hint}" == message
+
+
+def test_a_job_refuses_a_corrupt_cache_before_anything_is_sent(tmp_path: Path) -> None:
+    from conchcheck.capabilities import CacheError
+    from conchcheck.job import Job, JobSpec
+
+    cache = tmp_path / "capabilities.yaml"
+    cache.write_text("schema_version: 1\nentries: [\n")
+    spec = JobSpec("vllm:m", base_url="http://127.0.0.1:9/v1", out=tmp_path / "out", cache=cache)
+    with pytest.raises(CacheError):
+        Job(spec)  # the test network refuses anything but loopback; nothing was tried
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capabilities.yaml"]

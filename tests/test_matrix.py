@@ -274,20 +274,24 @@ def test_every_bad_matrix_is_in_the_table() -> None:
     assert {p.stem for p in DATA.glob("*.yaml")} == {p.values[0] for p in PROBLEMS}
 
 
-def test_matrix_error_lists_every_problem() -> None:
+def test_matrix_error_is_one_line_naming_the_rest() -> None:
+    # Each bad input is one line on stderr; `matrix validate` is what lists every problem.
     path = DATA / "references.yaml"
     with pytest.raises(MatrixError) as caught:
         load_matrix(path)
-    lines = str(caught.value).splitlines()
-    assert lines[0] == f"{path} is not a valid matrix (16 problems):"
-    assert lines[1:] == validate_file(path) == list(caught.value.problems)
+    problems = validate_file(path)
+    assert len(problems) == 16 and list(caught.value.problems) == problems
+    assert str(caught.value) == (
+        f"{problems[0]} (15 more problems: `conchcheck matrix validate {path}` lists every one)."
+    )
     assert isinstance(caught.value, InputError)
     assert caught.value.exit_code == 2
 
 
-def test_one_problem_is_singular() -> None:
-    with pytest.raises(MatrixError, match=r"empty.yaml is not a valid matrix \(1 problem\):\n"):
+def test_one_problem_is_the_whole_message() -> None:
+    with pytest.raises(MatrixError) as caught:
         load_matrix(DATA / "empty.yaml")
+    assert str(caught.value) == f"{DATA / 'empty.yaml'}:1: $: expected an object, got null."
 
 
 @pytest.mark.parametrize(
@@ -323,7 +327,85 @@ def test_yaml_alias_bombs_are_refused(tmp_path: Path) -> None:
         f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)
     ]
     bomb.write_text("\n".join(lines) + "\n")
-    assert validate_file(bomb) == [f"{bomb}:1: YAML: aliases (*name) are not allowed in a matrix"]
+    assert validate_file(bomb) == [
+        f"{bomb}:1: $.a0: YAML anchors and aliases (&name, *name) are not allowed;"
+        " write the value out"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        pytest.param(
+            "a: " + "[" * 200, "1: $: nested more than 128 levels deep", id="flow-200-deep"
+        ),
+        pytest.param(
+            "a: " + "[" * 100_000, "1: $: nested more than 128 levels deep", id="flow-100k-deep"
+        ),
+        pytest.param(
+            "".join(" " * i + "-\n" for i in range(300)),
+            "129: $: nested more than 128 levels deep",
+            id="block-300-deep",
+        ),
+        pytest.param(
+            "version: 1\nname: m\nprompts:\n  - &p {id: a}\n",
+            "4: $.prompts[0]: YAML anchors and aliases (&name, *name) are not allowed; write the value out",
+            id="anchor-without-alias",
+        ),
+        pytest.param(
+            "version: 1\nbase: &b {x: 1}\nname: m\nother:\n  <<: *b\n",
+            "2: $.base: YAML anchors and aliases (&name, *name) are not allowed; write the value out",
+            id="merge-key",
+        ),
+    ],
+)
+def test_deep_or_aliased_yaml_is_one_problem(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    assert validate_file(path) == [f"{path}:{problem}"]
+
+
+@pytest.mark.parametrize(
+    ("copies", "problem"),
+    [
+        pytest.param("1000", "expected at most 999, got 1000", id="one-past-the-most"),
+        pytest.param(
+            "100000000000000000000",
+            "expected at most 999, got 100000000000000000000",
+            id="huge-is-not-expanded",
+        ),
+    ],
+)
+def test_copies_are_checked_before_they_are_expanded(
+    tmp_path: Path, copies: str, problem: str
+) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nname: m\nschema_cases:\n  - id: many\n    feature: many tools\n"
+        f"    tool: {{name: t, description: d, parameters: {{type: object}}}}\n    copies: {copies}\n"
+    )
+    assert validate_file(path) == [f"{path}:7: $.schema_cases[0].copies: {problem}"]
+
+
+def test_copies_limit_is_the_schemas() -> None:
+    from conchcheck.matrix.model import MAX_COPIES
+
+    text = (files("conchcheck.jsonschemas") / "matrix.schema.json").read_text(encoding="utf-8")
+    case = json.loads(text)["$defs"]["schemaCase"]["properties"]["copies"]
+    assert (case["minimum"], case["maximum"]) == (1, MAX_COPIES)
+
+
+@pytest.mark.parametrize(
+    "copies",
+    [pytest.param(0, id="zero"), pytest.param(10**20, id="huge"), pytest.param(True, id="a-bool")],
+)
+def test_a_schema_case_refuses_a_count_out_of_range(copies: int) -> None:
+    from conchcheck.core.tools import Tool
+    from conchcheck.matrix import SchemaCase
+
+    with pytest.raises(InputError) as caught:
+        SchemaCase("c", "f", Tool("t", "", {}), copies=copies)
+    assert str(caught.value) == f"copies must be a whole number from 1 to 999, not {copies!r}."
 
 
 # One parameters schema a row, alone in a schema case: (valid, parameters, every problem as

@@ -23,8 +23,16 @@ from conchcheck.core.matching import ArgumentMatcher, Expectation, ExpectedCall,
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, read_text
-from conchcheck.matrix.model import FollowUp, Matrix, Prompt, SchemaCase, copy_names, digest
+from conchcheck.files import json_path, read_text, yaml_hazard
+from conchcheck.matrix.model import (
+    MAX_COPIES,
+    FollowUp,
+    Matrix,
+    Prompt,
+    SchemaCase,
+    copy_names,
+    digest,
+)
 from conchcheck.matrix.schemawalk import metaschema, schema_nodes, stray_keys
 
 MAX_DEPTH = 64
@@ -38,9 +46,16 @@ class MatrixError(InputError):
     """A matrix that can't be used; the message lists every problem, one a line."""
 
     def __init__(self, source: str, problems: Sequence[str]) -> None:
-        count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        # One line, however many problems: `matrix validate` is the command that lists them.
+        more = len(problems) - 1
+        rest = (
+            f" ({more} more problem{'' if more == 1 else 's'}: "
+            f"`conchcheck matrix validate {source}` lists every one)"
+            if more
+            else ""
+        )
         super().__init__(
-            f"{source} is not a valid matrix ({count}):\n" + "\n".join(problems),
+            f"{problems[0]}{rest}.",
             hint="`conchcheck matrix show default` prints a complete matrix.",
         )
         self.problems = tuple(problems)
@@ -91,23 +106,28 @@ class _Checker:
         self.found: list[tuple[_Path, str, int | None]] = []
         self.data: Any = None
         self.checked: set[str] = set()
+        # Anchors, aliases and deep nesting are refused before anything is composed: an alias
+        # reused inside aliases grows exponentially when walked, and the composer recurses.
+        hazard = yaml_hazard(text)
+        if hazard is not None:
+            self.problems = [hazard.located(source)]
+            return
         # yaml.safe_load, split open to keep the nodes: they know the line of every value.
-        loader = yaml.SafeLoader(text)
+        try:
+            loader = yaml.SafeLoader(text)
+        except yaml.reader.ReaderError as exc:  # a NUL or another control character
+            line = text.count("\n", 0, exc.position) + 1
+            self.problems = [f"{source}:{line}: YAML: character {exc.character:#x}: {exc.reason}"]
+            return
         try:
             self.root = loader.get_single_node()
-            shared = _shared_node(self.root)
-            if shared is not None:
-                # An alias reused inside aliases grows exponentially when walked ("billion
-                # laughs"); a matrix is small enough to write out, so none is read at all.
-                line = shared.start_mark.line + 1
-                self.problems = [
-                    f"{source}:{line}: YAML: aliases (*name) are not allowed in a matrix"
-                ]
-                return
             self.duplicate_keys(self.root, [], 0)
             raw = loader.construct_document(self.root) if self.root is not None else None
         except yaml.YAMLError as exc:
             self.problems = [f"{source}:{_yaml_problem(exc)}"]
+            return
+        except RecursionError:  # yaml_hazard stops this; a last resort all the same
+            self.problems = [f"{source}:1: $: nested too deep to read"]
             return
         finally:
             loader.dispose()
@@ -229,9 +249,12 @@ class _Checker:
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             return
         name = tool["name"]
-        if isinstance(copies, int) and len(name) > 60:
+        # The count is checked before anything is expanded: the schema reports one out of
+        # range, and a name list of 10**20 copies would never finish being made.
+        counted = isinstance(copies, int) and 1 <= copies <= MAX_COPIES
+        if counted and len(name) > 60:
             self.add([*where, "copies"], f"copies add _NNN, so keep '{name}' to 60 characters")
-        expanded = copy_names(name, copies if isinstance(copies, int) else None)
+        expanded = copy_names(name, copies if counted else None)
         clash = next((n for n in expanded if n in names), None)
         if clash is not None:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
@@ -349,22 +372,6 @@ class _Checker:
                     f"'{key}' is not a JSON Schema keyword and has no value; a comma in an"
                     f" unquoted YAML flow mapping splits the text{left}: quote it",
                 )
-
-
-def _shared_node(root: yaml.Node | None) -> yaml.Node | None:
-    """The first node reached twice (through an alias), walking each node once."""
-    seen: set[int] = set()
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            return node
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            stack.extend(part for pair in node.value for part in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return None
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

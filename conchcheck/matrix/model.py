@@ -14,13 +14,23 @@ from typing import Any
 
 from conchcheck.core.matching import Expectation, Matcher
 from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
+from conchcheck.errors import InputError
 
 _AUTO = ToolChoice(ChoiceMode.AUTO)
+MAX_COPIES = 999
+"""The most copies a case may send (three digits of ``_NNN``); matrix.schema.json agrees."""
 
 
 def copy_names(name: str, copies: int | None) -> list[str]:
-    """``name``, or ``name_001`` … ``name_NNN`` when the case sends ``copies`` of it."""
-    return [f"{name}_{n:03d}" for n in range(1, copies + 1)] if copies else [name]
+    """``name``, or ``name_001`` … ``name_NNN`` when the case sends ``copies`` of it.
+
+    ``InputError`` for a count outside 1 to ``MAX_COPIES``, before any name is made.
+    """
+    if copies is None:
+        return [name]
+    if type(copies) is not int or not 1 <= copies <= MAX_COPIES:
+        raise InputError(f"copies must be a whole number from 1 to {MAX_COPIES}, not {copies!r}.")
+    return [f"{name}_{n:03d}" for n in range(1, copies + 1)]
 
 
 def digest(data: Any) -> str:
@@ -40,6 +50,9 @@ class SchemaCase:
     """False for a deliberately invalid schema, which a provider should refuse."""
     copies: int | None = None
     """Send the tool this many times, named ``<name>_001``, ``<name>_002``, …"""
+
+    def __post_init__(self) -> None:
+        copy_names(self.tool.name, self.copies)  # a count out of range is refused here
 
     @property
     def tools(self) -> tuple[Tool, ...]:

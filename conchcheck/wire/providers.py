@@ -8,6 +8,7 @@ its family needs and where its catalogue says what a model can do.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
@@ -118,13 +119,25 @@ class Target:
 def parse_target(text: str, *, base_url: str | None = None) -> Target:
     """Read ``provider:model``; ``base_url`` overrides the provider's or names a new server.
 
-    An unknown provider with a base URL is any OpenAI-compatible server.
+    An unknown provider with a base URL is any OpenAI-compatible server. Everything is
+    checked here, before a request is sent: printable names, a URL with an http(s) scheme,
+    a valid host and a port from 1 to 65535.
     """
+    if not text.isprintable():
+        # repr shows a control character as an escape, so the message stays one safe line.
+        raise InputError(
+            f"The target {text!r} holds a control character.",
+            hint="Write it provider:model, in printable characters.",
+        )
     name, sep, model = text.partition(":")
     if not sep or not name or not model:
         raise InputError(
             f"The target {text!r} is not written provider:model.",
             hint="For example openrouter:qwen/qwen3-8b, ollama:qwen3:4b or llamacpp:local.",
+        )
+    if model != model.strip():
+        raise InputError(
+            f"The model {model!r} starts or ends with a space.", hint="Remove the spaces."
         )
     provider = PROVIDERS.get(name)
     if provider is None:
@@ -134,18 +147,69 @@ def parse_target(text: str, *, base_url: str | None = None) -> Target:
                 f"Unknown provider {name!r} in {text!r}. Known providers: {known}.",
                 hint="For any other OpenAI-compatible server, add --base-url.",
             )
+        if not _PROVIDER_NAME.fullmatch(name):
+            raise InputError(
+                f"The provider name {name!r} may hold only letters, digits, '.', '_' and '-'.",
+                hint="It names the server in reports and the capability file.",
+            )
         provider = Provider(name, "openai", base_url, None, Dialect.PERMISSIVE, Catalogue.NONE)
-    url = (base_url or provider.base_url).rstrip("/")
-    parts = urlsplit(url)
+    return Target(provider, model, check_url(base_url or provider.base_url))
+
+
+_PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def check_url(url: str) -> str:
+    """``url`` without a trailing slash, or ``InputError`` saying what is wrong with it."""
+    if not url.isprintable() or any(char.isspace() for char in url):
+        raise InputError(
+            f"The base URL {url!r} holds a space or a control character.",
+            hint="Encode a space in a path as %20.",
+        )
+    url = url.rstrip("/")
+    example = "Write it like http://127.0.0.1:8080/v1 or http://[::1]:8080/v1."
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # a broken [IPv6] bracket
+        raise InputError(f"The base URL {url!r} is not a URL: {exc}.", hint=example) from None
+    try:
+        port = parts.port
+    except ValueError:  # out of range, or not a number
+        port = 0
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"The base URL {url!r} is not an http(s) URL.")
+        raise InputError(f"The base URL {url!r} is not an http(s) URL.", hint=example)
     if parts.username or parts.password or parts.query or parts.fragment:
         # A key in a URL ends up in logs, reports and the capability file.
         raise InputError(
             "The base URL must not carry credentials, a query or a fragment.",
             hint="Put the key in the provider's variable, or name one with --api-key-env.",
         )
-    return Target(provider, model, url)
+    if (port is not None and not 1 <= port <= 65535) or parts.netloc.endswith(":"):
+        raise InputError(f"The base URL {url!r} has no port from 1 to 65535.", hint=example)
+    if not _valid_host(parts.hostname):
+        raise InputError(f"The base URL {url!r} has no valid host name.", hint=example)
+    return url
+
+
+def _valid_host(host: str) -> bool:
+    """An IP address, or a name whose labels a resolver would look up."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    labels = ascii_host.removesuffix(".").split(".")
+    # A last label of digits only is a mistyped address (1.2.3.4.5), never a name.
+    return (
+        len(ascii_host) <= 253
+        and all(_LABEL.fullmatch(label) for label in labels)
+        and not labels[-1].isdigit()
+    )
 
 
 def is_loopback(url: str) -> bool:
