@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -27,6 +26,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.files import folder_problem, json_path, locate, read_bytes, yaml_hazard
 from conchcheck.redaction import held
+from conchcheck.replacement import replace_file
 
 if sys.platform == "win32":
     import msvcrt
@@ -277,25 +277,11 @@ class CapabilityFile:
             os.close(fd)
 
     def _write(self, target: Path, text: str) -> None:
+        # Under the lock: another writer's file being written is never swept (replacement).
         try:
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            replace_file(target, text, durable=True)
         except OSError as exc:
             raise self._failed("be written", exc) from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            with suppress(FileNotFoundError):
-                os.chmod(tmp, target.stat().st_mode & 0o777)
-            os.replace(tmp, target)
-        except BaseException as exc:
-            with suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise self._failed("be written", exc) from None
-            raise
-        _sync_folder(target.parent)
 
     def _load(self, target: Path) -> list[Entry]:
         try:
@@ -435,16 +421,3 @@ def _unlock(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
     else:
         fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _sync_folder(folder: Path) -> None:
-    # POSIX: the rename is durable only once the folder is synced. Windows can't open folders,
-    # and some file systems refuse; the file is already in place, so this is best effort.
-    if sys.platform == "win32":
-        return
-    with suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

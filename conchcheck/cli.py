@@ -6,7 +6,10 @@ text) · 2 bad usage or input · 3 target unusable · 4 stopped early.
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -243,6 +246,10 @@ def probe(
     timeout: Annotated[
         float, typer.Option(help="Seconds to wait for a reply (0.1-86400).")
     ] = 120.0,
+    deadline: Annotated[
+        float | None,
+        typer.Option(help="Seconds the whole probe may take; then it stops (exit 4)."),
+    ] = None,
     resume: Annotated[
         Path | None,
         typer.Option(help="A results.json to continue without repeating finished cells."),
@@ -263,7 +270,8 @@ def probe(
     """Probe TARGET with a matrix; write reports and the capability entry.
 
     Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
-    (unreachable, auth, unknown model) · 4 stopped early (budget, interrupt).
+    (unreachable, auth, unknown model) · 4 stopped early (budget, deadline, Ctrl-C, SIGTERM,
+    SIGHUP; the partial results are written).
     """
     from conchcheck import console
     from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
@@ -271,7 +279,7 @@ def probe(
     from conchcheck.wire.transport import Policy
 
     options = ProbeOptions(
-        repeat=repeat, threshold=threshold, max_requests=max_requests,
+        repeat=repeat, threshold=threshold, max_requests=max_requests, deadline=deadline,
         max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
                                              concurrency=concurrency),
     )  # fmt: skip
@@ -285,11 +293,11 @@ def probe(
     if cached is not None:
         console.emit_json(cached) if as_json else console.show_cached(cached)
         raise typer.Exit(0)
-    with console.progress(quiet=quiet or as_json) as observer:
+    with console.progress(quiet=quiet or as_json) as observer, _stop_signals() as caught:
         try:
             result = job.run(observer)
         except KeyboardInterrupt:
-            partial = job.partial("interrupted (Ctrl-C)")
+            partial = job.partial(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
             if partial is None:
                 raise typer.Exit(4) from None
             result = partial
@@ -301,6 +309,28 @@ def probe(
         shown = replace(outcome, message="Reports of what was tried are written.")
     console.emit_json(outcome) if as_json else console.show_outcome(shown)
     raise typer.Exit(outcome.exit_code)
+
+
+@contextmanager
+def _stop_signals() -> Iterator[list[str]]:
+    """SIGTERM and SIGHUP stop a probe as Ctrl-C does: partial results written, exit 4.
+
+    Each is turned into a SIGINT, so it takes the one path Ctrl-C takes (asyncio cancels
+    the probe, ``KeyboardInterrupt`` reaches ``probe``); the list names what came.
+    """
+    caught: list[str] = []
+
+    def stop(number: int, frame: object) -> None:
+        caught.append(signal.Signals(number).name)
+        signal.raise_signal(signal.SIGINT)
+
+    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]  # no SIGHUP on Windows
+    before = {n: signal.signal(getattr(signal, n), stop) for n in names}
+    try:
+        yield caught
+    finally:
+        for name, handler in before.items():
+            signal.signal(getattr(signal, name), handler)
 
 
 @matrix_app.command("validate")

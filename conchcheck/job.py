@@ -56,6 +56,8 @@ class JobSpec:
         # Options are named as the CLI spells them: each field is one of its options.
         options, policy = self.options, self.options.policy
         _number("--timeout", policy.read_timeout, *TIMEOUT_RANGE)
+        if options.deadline is not None:
+            _number("--deadline", options.deadline, 1.0, 7 * 86_400.0)
         _number("--threshold", options.threshold, 0.0, 1.0)
         _whole("--concurrency", policy.concurrency, 1, 64)
         _whole("--repeat", options.repeat, 1, 100)

@@ -234,7 +234,17 @@ def test_use_cache_skips_a_fresh_target(serve: Serve, tmp_path: Path) -> None:
     assert cleared.exit_code == 0 and "Removed 1 entry" in cleared.stdout
 
 
-def test_ctrl_c_writes_partial_results_and_exits_4(serve: Serve, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signal_name", "said"),
+    [
+        pytest.param("SIGINT", "Ctrl-C", id="ctrl-c"),
+        pytest.param("SIGTERM", "SIGTERM", id="sigterm-from-timeout-or-kill"),
+        pytest.param("SIGHUP", "SIGHUP", id="sighup-from-a-closed-terminal"),
+    ],
+)
+def test_a_stopped_probe_writes_partial_results_and_exits_4(
+    serve: Serve, tmp_path: Path, signal_name: str, said: str
+) -> None:
     import signal
     import subprocess
     import sys
@@ -249,17 +259,40 @@ def test_ctrl_c_writes_partial_results_and_exits_4(serve: Serve, tmp_path: Path)
     server = serve(handler)
     process = subprocess.Popen(
         [sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url", server.url + "/v1",
-         "--out", str(tmp_path), "--quiet", "--concurrency", "1"],
+         "--out", str(tmp_path), "--quiet", "--concurrency", "1",
+         "--cache", str(tmp_path / "cache.yaml")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     while len(server.received) < 3:
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(getattr(signal, signal_name))
     out, err = process.communicate(timeout=60)
     assert process.returncode == 4, err
-    assert "Stopped early: interrupted (Ctrl-C)." in out
+    assert f"Stopped early: interrupted ({said})." in out
+    assert "Traceback" not in err
     written = json.loads((tmp_path / "results.json").read_text())
-    assert written["stopped"] == "interrupted (Ctrl-C)" and len(written["cells"]) >= 2
+    assert written["stopped"] == f"interrupted ({said})" and len(written["cells"]) >= 2
+    assert not (tmp_path / "cache.yaml").exists()  # a stopped probe has no verdict to keep
+
+
+def test_a_probe_past_its_deadline_writes_partial_results_and_exits_4(
+    serve: Serve, tmp_path: Path
+) -> None:
+    import time
+
+    slow = OpenAIEmulator(oracle(MATRIX))
+
+    def handler(received: Any) -> Any:
+        time.sleep(0.2)
+        return slow(received)
+
+    server = serve(handler)
+    started = time.perf_counter()
+    code, _, err = probe(server, "vllm:m", tmp_path, "--deadline", "1", "--concurrency", "1")
+    assert code == 4, err
+    assert time.perf_counter() - started < 10
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert written["stopped"] == "the deadline of 1 s passed" and written["cells"]
 
 
 def test_requests_are_counted_per_stage(serve: Serve, tmp_path: Path) -> None:

@@ -5,9 +5,7 @@ Renderers are pure; only ``write_reports`` touches the disk, after every format 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -106,24 +104,13 @@ def write_reports(
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    import tempfile  # off the CLI's start-up path
+    from conchcheck.replacement import replace_file  # tempfile: off the CLI's start-up path
 
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        # A report is no secret and is meant to be shared: 0644, whatever was there.
+        replace_file(path, text, mode=0o644)
     except OSError as exc:
         raise _unwritable(path, exc) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        # mkstemp makes the file 0600; a report is no secret and is meant to be shared.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _unwritable(path, exc) from None
-        raise
 
 
 def _unwritable(path: Path, exc: OSError) -> InputError:
