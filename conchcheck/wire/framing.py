@@ -34,6 +34,7 @@ class Inflater:
         names = [n for n in names if n and n != "identity"]
         self.limit = limit
         self.produced = 0
+        self._fed = False
         self._sniffing = False
         """Deflate not yet known to carry its zlib header."""
         self._z: zlib._Decompress | None = None
@@ -53,6 +54,7 @@ class Inflater:
         if self._z is None:
             self.produced += len(data)
             return data
+        self._fed = self._fed or bool(data)
         out = self._inflate(data)
         self.produced += len(out)
         return out
@@ -65,6 +67,8 @@ class Inflater:
             out = self._z.flush()
         except zlib.error as exc:
             raise self._corrupt(exc) from None
+        if self._fed and not self._z.eof:
+            raise WireShapeError(ShapeKind.ENCODING, "The reply's compressed body is cut short.")
         self.produced += len(out)
         return out
 

@@ -247,7 +247,7 @@ class Wire:
         except httpx.TimeoutException as exc:
             return _failed(WireErrorKind.TIMEOUT, f"No answer in time ({type(exc).__name__}).")
         except httpx.HTTPError as exc:
-            text = scrub(str(exc) or type(exc).__name__, secrets)
+            text = scrub(str(exc) or type(exc).__name__, secrets).rstrip(".")
             return _failed(WireErrorKind.CONNECT, f"The request failed: {text}.")
         progress.response, progress.status = response, response.status_code
         try:
@@ -256,7 +256,7 @@ class Wire:
             detail = f"The reply stalled ({type(exc).__name__})."
             return progress.cut(WireError(WireErrorKind.TIMEOUT, detail))
         except httpx.HTTPError as exc:
-            text = str(exc) or type(exc).__name__
+            text = (str(exc) or type(exc).__name__).rstrip(".")
             return progress.cut(WireError(WireErrorKind.CONNECT, f"The reply broke off: {text}."))
 
     def _bounded(self, attempt: _Attempt) -> _Attempt:
