@@ -480,7 +480,8 @@ def _encoding(response: httpx.Response) -> str | None:
     """The body's content-encoding, as still to be undone."""
     if response.is_stream_consumed:
         return None
-    return response.headers.get("content-encoding")
+    encoding: str | None = response.headers.get("content-encoding")
+    return encoding
 
 
 def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:
