@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import struct
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -114,9 +115,17 @@ def gzip_bytes(data: bytes) -> bytes:
 
 @functools.cache
 def _bomb(decoded: int) -> bytes:
-    squeeze = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    zeros = bytes(MB)
-    return b"".join(squeeze.compress(zeros) for _ in range(decoded // MB)) + squeeze.flush()
+    # One megabyte of zeros deflated once and repeated: after a full flush each block stands
+    # alone, so the copies make one valid stream, built in milliseconds instead of seconds.
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = squeeze.compress(bytes(MB)) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    last = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # the final block
+    crc = 0
+    for _ in range(decoded // MB):
+        crc = zlib.crc32(bytes(MB), crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    trailer = struct.pack("<II", crc, (decoded // MB * MB) & 0xFFFFFFFF)
+    return header + block * (decoded // MB) + last + trailer
 
 
 def gzip_bomb(decoded: int = 256 * MB) -> Breaker:
