@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import zlib
+from collections.abc import AsyncIterator
 
 from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.wire.adapter import ShapeKind, StreamReducer, WireShapeError
@@ -226,6 +227,14 @@ class Body:
             # others; the decoder's ``close`` gives nothing more when called again.
             error = self._events(self.decoder.close())
         return error
+
+    async def read(self, pieces: AsyncIterator[bytes]) -> WireError | None:
+        """Take every raw piece of a body, then close it; why reading stopped, or None."""
+        async for data in pieces:
+            error = self.feed(data)
+            if error is not None:
+                return error
+        return self.close()
 
     def text(self) -> str:
         """The decoded body so far as text (invalid UTF-8 replaced)."""

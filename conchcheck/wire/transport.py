@@ -17,19 +17,18 @@ import json
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import httpx
 
 from conchcheck.core.nesting import text_too_deep
 from conchcheck.core.refusals import RefusalKind, classify
-from conchcheck.core.repair import MAX_SIZE
 from conchcheck.wire.adapter import ChatAdapter, Framing, WireRequest, WireShapeError, trim
-from conchcheck.wire.chat import ChatRequest, Reply, ToolCall
+from conchcheck.wire.chat import ChatRequest
 from conchcheck.wire.exchange import (
     Exchange,
     Failed,
@@ -38,9 +37,11 @@ from conchcheck.wire.exchange import (
     RequestOutcome,
     WireError,
     WireErrorKind,
+    carried,
 )
 from conchcheck.wire.framing import Body, NDJSONDecoder, SSEDecoder, too_deep
 from conchcheck.wire.keys import Secret, scrub
+from conchcheck.wire.policy import Gate, Policy, Sleep
 from conchcheck.wire.providers import Target, is_loopback
 
 __all__ = [
@@ -59,35 +60,6 @@ ACCEPT_ENCODING = "gzip, deflate"
 """The encodings asked for: the ones ``framing.Inflater`` decodes within the body cap."""
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """Limits on one request: timeouts, retries, body size."""
-
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    """Seconds one attempt may take in all (``--timeout``): connect, send, status, headers
-    and the whole body or stream. A server that drips a byte at a time is cut here; named
-    for the single socket read it once bounded (no one read waits longer either)."""
-    retries: int = 3
-    """Retries after the first attempt, for rate limits, 5xx and connection failures."""
-    backoff: float = 0.5
-    """The first wait; each retry doubles it, with jitter, up to ``max_wait``."""
-    max_wait: float = 30.0
-    """The longest single wait; a provider asking for longer is not retried."""
-    retry_budget: float = 90.0
-    """Total seconds of waiting allowed across one request's retries."""
-    max_body: int = 8 << 20
-    """Bytes of a reply, decoded, before it is abandoned as too large."""
-    max_arguments: int = MAX_SIZE
-    """Characters of one tool call's arguments; past the reader's own limit a reply is not
-    kept (a 7 MB argument would otherwise travel into every report)."""
-    allow_insecure: bool = False
-    """Send keys over plain http to a host that is not this machine."""
-    concurrency: int | None = 4
-    """Requests in flight at once to one provider, when no gate holds them (a probe's does)."""
-
-
-Sleep = Callable[[float], Awaitable[None]]
 Transport = httpx.AsyncBaseTransport
 """What tests pass as ``transport=`` (``httpx.MockTransport``); named so callers need no httpx."""
 
@@ -226,7 +198,7 @@ class Wire:
             where = (
                 "(connect, send, status and headers)"
                 if progress.status is None
-                else f"after {progress.size} bytes of the reply"
+                else f"after {progress.body.size if progress.body else 0} bytes of the reply"
             )
             detail = f"No complete reply within the {deadline:g} s deadline {where}."
             attempt = progress.cut(WireError(WireErrorKind.TIMEOUT, detail))
@@ -261,16 +233,12 @@ class Wire:
 
     def _bounded(self, attempt: _Attempt) -> _Attempt:
         """``attempt``, or a failure when one of its tool calls' arguments is too large."""
-        largest = max((len(c.arguments) for c in _calls(attempt)), default=0)
-        if largest <= self.policy.max_arguments:
+        reply = carried(attempt.outcome)
+        detail = self.policy.oversized(reply.tool_calls if reply is not None else ())
+        if detail is None:
             return attempt
-        detail = (
-            f"A tool call's arguments are {largest} characters long, over the limit of "
-            f"{self.policy.max_arguments}; the reply was not kept."
-        )
-        return _Attempt(
-            Failed(WireError(WireErrorKind.TOO_LARGE, detail)), attempt.status, attempt.body
-        )
+        error = WireError(WireErrorKind.TOO_LARGE, detail)
+        return _Attempt(Failed(error), attempt.status, attempt.body)
 
     async def _read(
         self,
@@ -347,11 +315,6 @@ class _Progress:
         self.status: int | None = None
         self.body: Body | None = None
 
-    @property
-    def size(self) -> int:
-        """Bytes of the body received, decoded."""
-        return self.body.size if self.body is not None else 0
-
     def cut(self, error: WireError) -> _Attempt:
         """The attempt failed with ``error``: keep the body and the reply read so far."""
         body = self.body
@@ -372,19 +335,6 @@ class _Attempt:
     outcome: RequestOutcome
     status: int | None = None
     body: str = ""
-
-
-class Gate(Protocol):
-    """What holds up each attempt of a request: a budget that may refuse it, and a slot."""
-
-    def admit(self, *, peek: bool = False) -> bool:
-        """Count one more attempt, or say False when the budget can't take it.
-
-        ``peek`` only asks: nothing is counted.
-        """
-
-    def slot(self) -> AbstractAsyncContextManager[object]:
-        """Held while one attempt is in flight (the probe's one concurrency limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,36 +419,17 @@ async def _drain(response: httpx.Response, body: Body) -> WireError | None:
     if response.is_stream_consumed:
         # Built in memory (httpx.MockTransport): read and decoded before it came here.
         return body.feed(response.content) or body.close()
-    async for data in response.aiter_raw():
-        error = body.feed(data)
-        if error is not None:
-            return error
-    return body.close()
+    return await body.read(response.aiter_raw())
 
 
 def _encoding(response: httpx.Response) -> str | None:
-    """The body's content-encoding, as still to be undone."""
-    if response.is_stream_consumed:
-        return None
+    """The body's content-encoding still to undo (a MockTransport's arrives decoded)."""
     encoding: str | None = response.headers.get("content-encoding")
-    return encoding
+    return None if response.is_stream_consumed else encoding
 
 
 def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:
     return _Attempt(Failed(WireError(kind, detail)), status)
-
-
-def _calls(attempt: _Attempt) -> tuple[ToolCall, ...]:
-    """The tool calls an attempt carries, in a whole reply or a partial one."""
-    carried: Reply | None
-    match attempt.outcome:
-        case Replied(reply):
-            carried = reply
-        case Refused(_, partial):
-            carried = partial
-        case Failed(error):
-            carried = error.partial
-    return carried.tool_calls if carried is not None else ()
 
 
 @functools.cache
