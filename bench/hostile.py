@@ -50,7 +50,8 @@ def hostile(kind: str) -> Any:
         if not asked.tools:
             return Answer(text="No tools.")
         name, field = first_field(asked)
-        return Answer(calls=[Call(name, json.dumps({field: "A" * 7 * MB}))], finish="tool_calls")
+        size = 900 * 1024 if kind == "argument-900kb" else 7 * MB
+        return Answer(calls=[Call(name, json.dumps({field: "A" * size}))], finish="tool_calls")
 
     return behave
 
@@ -90,7 +91,14 @@ def probe(kind: str) -> tuple[float, float, float, int]:
 
 
 def main() -> None:
-    kinds = ["baseline", "reply-50mb", "argument-7mb", "text-7mb", "control-1.3mb"]
+    kinds = [
+        "baseline",
+        "reply-50mb",
+        "argument-7mb",
+        "argument-900kb",
+        "text-7mb",
+        "control-1.3mb",
+    ]
     print(f"{'provider sends':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6} "
           f"{'outputs':>8} {'bound':>6}")  # fmt: skip
     ok = True

@@ -55,6 +55,10 @@ class ShapeKind(str, Enum):
     UNEXPECTED_SHAPE = "unexpected_shape"
     STREAM_UNTERMINATED = "stream_unterminated"
     EMPTY_STREAM = "empty_stream"
+    TOO_DEEP = "too_deep"
+    """JSON nested deeper than ``core.nesting.MAX_DEPTH``: not parsed (no recursion limit)."""
+    ENCODING = "encoding"
+    """A content-encoding conchcheck can't read, or a corrupt compressed body."""
 
 
 class WireShapeError(ConchcheckError):

@@ -68,6 +68,17 @@ class Failed:
 RequestOutcome: TypeAlias = Replied | Refused | Failed
 
 
+def carried(outcome: RequestOutcome) -> Reply | None:
+    """The reply an outcome carries: whole, a refused stream's, or what a failure read first."""
+    match outcome:
+        case Replied(reply):
+            return reply
+        case Refused(_, partial):
+            return partial
+        case Failed(error):
+            return error.partial
+
+
 @dataclass(frozen=True, slots=True)
 class Exchange:
     """One request and what came of it, keys redacted."""

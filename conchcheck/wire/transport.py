@@ -1,9 +1,10 @@
 """HTTP for the wire layer: send one chat request, bounded, retried, and recorded as a value.
 
 Every outcome is an ``Exchange``: a reply, a classified refusal, or a wire error. Nothing a
-provider does raises out of ``Wire.send``. Keys go only to their provider's base URL, never
-over plain http to another host unless allowed, never after a redirect, and never into the
-record.
+provider does raises out of ``Wire.send``, and nothing it does holds one longer than its
+deadline or makes it hold more than the body cap. Keys go only to their provider's base URL,
+never over plain http to another host unless allowed, never after a redirect, and never into
+the record.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import json
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+import anyio
 import httpx
 
+from conchcheck.core.nesting import text_too_deep
 from conchcheck.core.refusals import RefusalKind, classify
 from conchcheck.wire.adapter import ChatAdapter, Framing, WireRequest, WireShapeError, trim
 from conchcheck.wire.chat import ChatRequest
@@ -34,9 +37,11 @@ from conchcheck.wire.exchange import (
     RequestOutcome,
     WireError,
     WireErrorKind,
+    carried,
 )
-from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
+from conchcheck.wire.framing import Body, NDJSONDecoder, SSEDecoder, too_deep
 from conchcheck.wire.keys import Secret, scrub, scrub_reply, scrub_value
+from conchcheck.wire.policy import Gate, Policy, Sleep
 from conchcheck.wire.providers import Target, is_loopback
 
 __all__ = [
@@ -51,30 +56,10 @@ __all__ = [
     "fetch_json",
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """Limits on one request: timeouts, retries, body size."""
-
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    retries: int = 3
-    """Retries after the first attempt, for rate limits, 5xx and connection failures."""
-    backoff: float = 0.5
-    """The first wait; each retry doubles it, with jitter, up to ``max_wait``."""
-    max_wait: float = 30.0
-    """The longest single wait; a provider asking for longer is not retried."""
-    retry_budget: float = 90.0
-    """Total seconds of waiting allowed across one request's retries."""
-    max_body: int = 8 << 20
-    """Bytes read of a reply before it is abandoned as too large."""
-    allow_insecure: bool = False
-    """Send keys over plain http to a host that is not this machine."""
-    concurrency: int | None = 4
-    """Requests in flight at once to one provider, when no gate holds them (a probe's does)."""
+ACCEPT_ENCODING = "gzip, deflate"
+"""The encodings asked for: the ones ``framing.Inflater`` decodes within the body cap."""
 
 
-Sleep = Callable[[float], Awaitable[None]]
 Transport = httpx.AsyncBaseTransport
 """What tests pass as ``transport=`` (``httpx.MockTransport``); named so callers need no httpx."""
 
@@ -96,9 +81,11 @@ class Wire:
         """Admits and holds every request this wire sends, chat and catalogue alike."""
         timeout = httpx.Timeout(self.policy.read_timeout, connect=self.policy.connect_timeout)
         # Redirects are never followed: a key must not travel to wherever a 3xx points.
+        # Only the encodings ``Body`` reads are asked for (httpx would add br and zstd
+        # when their packages are installed, and decode them unbounded).
         self.client = httpx.AsyncClient(
             transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
-            verify=_tls(),
+            verify=_tls(), headers={"accept-encoding": ACCEPT_ENCODING},
         )  # fmt: skip
         self.sleep = sleep
         self.jitter = jitter
@@ -200,7 +187,30 @@ class Wire:
     async def _attempt(
         self, adapter: ChatAdapter, wire: WireRequest, key: Secret | None
     ) -> _Attempt:
-        secrets = (key,)
+        progress = _Progress((key,))
+        deadline = self.policy.read_timeout
+        try:
+            # One deadline over the whole attempt: httpx's timeouts bound each socket
+            # operation, so a byte every half second would hold it forever.
+            with anyio.fail_after(deadline):
+                attempt = await self._exchange(adapter, wire, progress)
+        except TimeoutError:
+            where = (
+                "(connect, send, status and headers)"
+                if progress.status is None
+                else f"after {progress.body.size if progress.body else 0} bytes of the reply"
+            )
+            detail = f"No complete reply within the {deadline:g} s deadline {where}."
+            attempt = progress.cut(WireError(WireErrorKind.TIMEOUT, detail))
+        finally:
+            if progress.response is not None:
+                await progress.response.aclose()
+        return self._bounded(attempt)
+
+    async def _exchange(
+        self, adapter: ChatAdapter, wire: WireRequest, progress: _Progress
+    ) -> _Attempt:
+        secrets = progress.secrets
         try:
             request = self.client.build_request(
                 wire.method, wire.url, headers=dict(wire.headers), json=wire.body
@@ -209,17 +219,26 @@ class Wire:
         except httpx.TimeoutException as exc:
             return _failed(WireErrorKind.TIMEOUT, f"No answer in time ({type(exc).__name__}).")
         except httpx.HTTPError as exc:
-            text = scrub(str(exc) or type(exc).__name__, secrets)
+            text = scrub(str(exc) or type(exc).__name__, secrets).rstrip(".")
             return _failed(WireErrorKind.CONNECT, f"The request failed: {text}.")
+        progress.response, progress.status = response, response.status_code
         try:
-            return await self._read(adapter, wire, response, secrets)
+            return await self._read(adapter, wire, response, secrets, progress)
         except httpx.TimeoutException as exc:
-            return _failed(WireErrorKind.TIMEOUT, f"The reply stalled ({type(exc).__name__}).")
+            detail = f"The reply stalled ({type(exc).__name__})."
+            return progress.cut(WireError(WireErrorKind.TIMEOUT, detail))
         except httpx.HTTPError as exc:
-            text = scrub(str(exc) or type(exc).__name__, secrets)
-            return _failed(WireErrorKind.CONNECT, f"The reply broke off: {text}.")
-        finally:
-            await response.aclose()
+            text = (str(exc) or type(exc).__name__).rstrip(".")
+            return progress.cut(WireError(WireErrorKind.CONNECT, f"The reply broke off: {text}."))
+
+    def _bounded(self, attempt: _Attempt) -> _Attempt:
+        """``attempt``, or a failure when one of its tool calls' arguments is too large."""
+        reply = carried(attempt.outcome)
+        detail = self.policy.oversized(reply.tool_calls if reply is not None else ())
+        if detail is None:
+            return attempt
+        error = WireError(WireErrorKind.TOO_LARGE, detail)
+        return _Attempt(Failed(error), attempt.status, attempt.body)
 
     async def _read(
         self,
@@ -227,6 +246,7 @@ class Wire:
         wire: WireRequest,
         response: httpx.Response,
         secrets: tuple[Secret | None, ...],
+        progress: _Progress,
     ) -> _Attempt:
         status = response.status_code
         if 300 <= status < 400:
@@ -242,23 +262,23 @@ class Wire:
                 else NDJSONDecoder()
             )
         reducer = adapter.reducer() if streaming else None
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.policy.max_body:
-                detail = f"The reply passed {self.policy.max_body} bytes and was abandoned."
-                return _failed(WireErrorKind.TOO_LARGE, detail, status)
-            chunks.append(chunk)
-            if decoder is not None and reducer is not None:
-                for event, data in decoder.feed(chunk):
-                    reducer.feed(data, event)
-        raw = b"".join(chunks)
-        text = scrub(trim(raw.decode("utf-8", errors="replace")), secrets)
+        progress.body = Body(_encoding(response), self.policy.max_body, decoder, reducer)
+        error = await _drain(response, progress.body)
+        if error is not None and error.kind is WireErrorKind.TOO_LARGE:
+            return _Attempt(Failed(error), status)
+        if error is not None:
+            return progress.cut(error)
+        raw = b"".join(progress.body.chunks)
+        decoded = raw.decode("utf-8", errors="replace")
+        text = scrub(trim(decoded), secrets)
         if not 200 <= status < 300:
-            whole = scrub(raw.decode("utf-8", errors="replace"), secrets)
-            refusal = classify(status, whole, dict(response.headers))
+            whole = scrub(decoded, secrets)
+            # The refusal's fields are read out of JSON, so a key escaped there (\u0073k-…)
+            # comes back whole: scrubbed again as read.
+            refusal = scrub_value(classify(status, whole, dict(response.headers)), secrets)
             return _Attempt(Refused(refusal), status, text)
+        if reducer is None and (deep := text_too_deep(decoded)) is not None:
+            return progress.cut(too_deep(deep))
         try:
             if decoder is not None and reducer is not None:
                 for event, data in decoder.close():
@@ -270,7 +290,7 @@ class Wire:
         except WireShapeError as exc:
             partial = exc.partial
             if partial is not None:
-                partial = dataclasses.replace(partial, raw=scrub(partial.raw, secrets))
+                partial = scrub_reply(partial, "", secrets)[0]
             error = WireError(
                 WireErrorKind.BAD_SHAPE, scrub(str(exc), secrets), exc.kind.value, partial
             )
@@ -283,6 +303,31 @@ class Wire:
         return _Attempt(Replied(reply), status, text)
 
 
+class _Progress:
+    """What one attempt has received so far: the response and its body.
+
+    A deadline or a broken connection cuts the attempt short; ``cut`` keeps what came.
+    """
+
+    def __init__(self, secrets: tuple[Secret | None, ...]) -> None:
+        self.secrets = secrets
+        self.response: httpx.Response | None = None
+        self.status: int | None = None
+        self.body: Body | None = None
+
+    def cut(self, error: WireError) -> _Attempt:
+        """The attempt failed with ``error``: keep the body and the reply read so far."""
+        body = self.body
+        partial = body.partial() if body is not None else None
+        if partial is not None:
+            partial = scrub_reply(partial, "", self.secrets)[0]
+        text = scrub(trim(body.text()), self.secrets) if body is not None else ""
+        failed = dataclasses.replace(
+            error, detail=scrub(error.detail, self.secrets), partial=partial
+        )
+        return _Attempt(Failed(failed), self.status, text)
+
+
 @dataclass(frozen=True, slots=True)
 class _Attempt:
     """What one attempt came to, before the exchange around it is known."""
@@ -290,19 +335,6 @@ class _Attempt:
     outcome: RequestOutcome
     status: int | None = None
     body: str = ""
-
-
-class Gate(Protocol):
-    """What holds up each attempt of a request: a budget that may refuse it, and a slot."""
-
-    def admit(self, *, peek: bool = False) -> bool:
-        """Count one more attempt, or say False when the budget can't take it.
-
-        ``peek`` only asks: nothing is counted.
-        """
-
-    def slot(self) -> AbstractAsyncContextManager[object]:
-        """Held while one attempt is in flight (the probe's one concurrency limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,8 +365,13 @@ async def fetch_json(
     if wire.gate is not None and not wire.gate.admit():
         return Fetched(shown, error="The probe's request budget is spent; it was not sent.")
     slot = wire.gate.slot() if wire.gate is not None else contextlib.nullcontext()
+    deadline = wire.policy.read_timeout
     async with slot:
-        return await _fetch(wire, method, url, shown, headers, body, secrets)
+        try:
+            with anyio.fail_after(deadline):
+                return await _fetch(wire, method, url, shown, headers, body, secrets)
+        except TimeoutError:
+            return Fetched(shown, error=f"No complete reply within the {deadline:g} s deadline.")
 
 
 async def _fetch(
@@ -352,25 +389,43 @@ async def _fetch(
     except httpx.HTTPError as exc:
         return Fetched(shown, error=scrub(f"{type(exc).__name__}: {exc}", secrets))
     try:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > wire.policy.max_body:
-                return Fetched(shown, response.status_code, error="The reply is too large.")
-            chunks.append(chunk)
+        received = Body(_encoding(response), wire.policy.max_body)
+        error = await _drain(response, received)
+        if error is not None:
+            return Fetched(shown, response.status_code, error=error.detail)
     except httpx.HTTPError as exc:
         return Fetched(shown, response.status_code, error=scrub(str(exc), secrets))
     finally:
         await response.aclose()
-    text = b"".join(chunks).decode("utf-8", errors="replace")
+    text = received.text()
     if not 200 <= response.status_code < 300:
         message = classify(response.status_code, scrub(text, secrets)).message
         return Fetched(shown, response.status_code, error=f"{response.status_code}: {message}")
+    deep = text_too_deep(text)
+    if deep is not None:
+        return Fetched(shown, response.status_code, error=too_deep(deep).detail)
     try:
         return Fetched(shown, response.status_code, scrub_value(json.loads(text), secrets))
     except ValueError:
         return Fetched(shown, response.status_code, error="The reply is not JSON.")
+
+
+async def _drain(response: httpx.Response, body: Body) -> WireError | None:
+    """Read the whole of ``response`` into ``body``; why it had to stop, or None."""
+    # The raw bytes, decoded by ``Body`` within the cap: httpx decodes a compressed piece
+    # whole (a gzip bomb grew to 310 MB past the 8 MB cap that way).
+    if body.error is not None:
+        return body.error
+    if response.is_stream_consumed:
+        # Built in memory (httpx.MockTransport): read and decoded before it came here.
+        return body.feed(response.content) or body.close()
+    return await body.read(response.aiter_raw())
+
+
+def _encoding(response: httpx.Response) -> str | None:
+    """The body's content-encoding still to undo (a MockTransport's arrives decoded)."""
+    encoding: str | None = response.headers.get("content-encoding")
+    return None if response.is_stream_consumed else encoding
 
 
 def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:
