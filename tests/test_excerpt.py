@@ -101,7 +101,9 @@ def test_a_deep_value_is_bounded_without_recursion() -> None:
     assert bounded(value) is not None
 
 
-def test_a_900kb_argument_leaves_small_reports_with_its_sha256(serve: Serve, tmp_path: Path) -> None:
+def test_a_900kb_argument_leaves_small_reports_with_its_sha256(
+    serve: Serve, tmp_path: Path
+) -> None:
     # Under the wire's argument cap (1 MB, Policy.max_arguments): a reply, read and judged.
     huge, sent = "A" * 900_000, []
 

@@ -268,7 +268,10 @@ class Wire:
             return _Attempt(Failed(error), status)
         if error is not None:
             return progress.cut(error)
+        # One copy of the body at a time: a reply may be as large as the cap, and a probe
+        # holds several in flight (bench/hostile.py measures the peak).
         raw = b"".join(progress.body.chunks)
+        progress.body.chunks = [raw]
         decoded = raw.decode("utf-8", errors="replace")
         text = scrub(trim(decoded), secrets)
         if not 200 <= status < 300:
@@ -279,6 +282,7 @@ class Wire:
             return _Attempt(Refused(refusal), status, text)
         if reducer is None and (deep := text_too_deep(decoded)) is not None:
             return progress.cut(too_deep(deep))
+        del decoded
         try:
             if decoder is not None and reducer is not None:
                 for event, data in decoder.close():
