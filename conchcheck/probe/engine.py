@@ -232,7 +232,12 @@ class Probe:
     def partial(self, stopped: str | None = None) -> ProbeResult:
         """The result as it stands (after ``run``, or after an interrupt)."""
         ctx = self.ctx
-        cells_now = list(ctx.cells) if ctx is not None else []
+        order = {stage: index for index, stage in enumerate(Stage)}
+        # Sorted before the verdict too: requests finish in any order, the verdict must not
+        # depend on which came first (a replay is compared byte for byte).
+        cells_now = sorted(
+            ctx.cells if ctx is not None else (), key=lambda c: (order[c.stage], c.id)
+        )
         budget = ctx.budget if ctx is not None else None
         stop = stopped or (budget.stopped if budget is not None else None)
         family = self.target.dialect.value
@@ -250,8 +255,7 @@ class Probe:
             if reached
             else None
         )
-        order = {stage: index for index, stage in enumerate(Stage)}
-        cells = tuple(sorted(cells_now, key=lambda c: (order[c.stage], c.id)))
+        cells = tuple(cells_now)
         stage_ms = {
             stage.value: round((end - start) * 1000, 1)
             for stage, (start, end) in self.spans.items()
