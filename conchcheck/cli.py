@@ -254,6 +254,12 @@ def probe(
         Path | None,
         typer.Option(help="A results.json to continue without repeating finished cells."),
     ] = None,
+    record: Annotated[
+        Path | None, typer.Option(help="Write every exchange to this file (keys masked).")
+    ] = None,
+    replay: Annotated[
+        Path | None, typer.Option(help="Answer every request from this recording; no network.")
+    ] = None,
     expect_mode: Annotated[
         str | None, typer.Option(help="Exit 1 unless the mode is this (native, words, none).")
     ] = None,
@@ -287,6 +293,7 @@ def probe(
         target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
         api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
         expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
+        record=record, replay=replay,
     )  # fmt: skip
     job = Job(spec)
     cached = job.cached()

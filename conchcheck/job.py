@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -19,15 +20,18 @@ from pathlib import Path
 from conchcheck.capabilities import CapabilityFile, Entry, default_path, expires, timestamp
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
-from conchcheck.files import folder_problem
+from conchcheck.files import folder_problem, load_json, problem
+from conchcheck.jsonschemas import problems
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
+from conchcheck.redaction import held
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
 from conchcheck.results import Mode, ProbeResult
 from conchcheck.version import __version__
-from conchcheck.wire.keys import Secret, resolve_key
+from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
+from conchcheck.wire.recording import Recording, RecordingTransport, ReplayTransport
 from conchcheck.wire.transport import Transport
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_UNUSABLE, EXIT_STOPPED = 0, 1, 2, 3, 4
@@ -51,8 +55,17 @@ class JobSpec:
     expect_mode: str | None = None
     expect_dialect: str | None = None
     command: str = "conchcheck probe"
+    record: Path | None = None
+    """Write every exchange here (``recording.schema.json``)."""
+    replay: Path | None = None
+    """Answer every request from this recording: no network."""
 
     def __post_init__(self) -> None:
+        if self.record is not None and self.replay is not None:
+            raise InputError(
+                "--record and --replay: give one, not both.",
+                hint="A replay sends nothing, so there is nothing new to record.",
+            )
         # Options are named as the CLI spells them: each field is one of its options.
         options, policy = self.options, self.options.policy
         _number("--timeout", policy.read_timeout, *TIMEOUT_RANGE)
@@ -119,16 +132,34 @@ class Job:
 
     def __init__(self, spec: JobSpec, *, transport: Transport | None = None) -> None:
         self.spec = spec
-        self.target: Target = parse_target(spec.target, base_url=spec.base_url)
+        replayed = load_recording(spec.replay) if spec.replay is not None else None
+        # A replay goes to the URLs it recorded, unless told otherwise.
+        base_url = spec.base_url or (replayed.base_url if replayed else None)
+        self.target: Target = parse_target(spec.target, base_url=base_url)
         self.matrix: Matrix = load_matrix(spec.matrix)
         self.cache = CapabilityFile(spec.cache or default_path())
         self.key: Secret | None = None
         self.transport = transport
+        self.recorder: RecordingTransport | None = None
+        if replayed is not None:
+            self.transport = self._replaying(replayed, str(spec.replay))
+        elif spec.record is not None:
+            self.recorder = RecordingTransport(transport, spec.options.policy.max_body)
+            self.transport = self.recorder
         self.started = _now()
         prior = load_results(spec.resume)[0] if spec.resume else ()
         self.probe: Probe | None = None
         self._prior = prior
         self._check_places()
+
+    def _replaying(self, recording: Recording, name: str) -> ReplayTransport:
+        label = f"{self.target.provider.name}:{self.target.model}"
+        if recording.target != label:
+            raise InputError(
+                f"--replay: {name} was recorded against {recording.target}, not {label}.",
+                hint=f"Replay it as `conchcheck probe {recording.target} --replay {name}`.",
+            )
+        return ReplayTransport(recording, name)
 
     def _check_places(self) -> None:
         """Refuse, before anything is sent, a report folder or capability file that the end
@@ -143,6 +174,11 @@ class Job:
                     f"--out: {out / fmt.filename}: is a folder, so the report can't be written.",
                     hint="Move it aside, or choose another folder.",
                 )
+        record = self.spec.record
+        if record is not None:
+            problem = folder_problem(record.parent) or ("is a folder" if record.is_dir() else None)
+            if problem is not None:
+                raise InputError(f"--record: {record}: {problem}.", hint="Choose another file.")
         if self.spec.write_cache:
             self.cache.check()
         elif self.spec.use_cache:
@@ -157,12 +193,25 @@ class Job:
 
     def run(self, observer: ProbeObserver | None = None) -> ProbeResult:
         """Probe the target (the key is read here, so a cached answer needs none)."""
-        self.key = resolve_key(self.target.provider, api_key_env=self.spec.api_key_env)
+        try:
+            self.key = resolve_key(self.target.provider, api_key_env=self.spec.api_key_env)
+        except CredentialsError:
+            if not isinstance(self.transport, ReplayTransport):
+                raise
+            # Recorded keys are masked; a stand-in is masked the same way wherever it goes.
+            self.key = Secret(REPLAY_KEY)
         self.probe = Probe(
             self.target, self.matrix, key=self.key, options=self.spec.options,
             transport=self.transport, observer=observer, resume=self._prior,
         )  # fmt: skip
-        return asyncio.run(self.probe.run())
+        try:
+            return asyncio.run(self.probe.run())
+        except Exception:
+            # The engine may wrap the replay's error in its own; the replay's is the news.
+            missing = getattr(self.transport, "missing", None)
+            if missing is not None:
+                raise missing from None
+            raise
 
     def partial(self, reason: str) -> ProbeResult | None:
         """The cells so far, after an interrupt."""
@@ -178,6 +227,13 @@ class Job:
         """Write the reports, and the capability entry of a finished probe; pick the exit code."""
         info = RunInfo(__version__, timestamp(self.started), timestamp(_now()), self.spec.command)
         written = tuple(write_reports(result, self.out_dir(), self.spec.formats, info))
+        if self.recorder is not None and self.spec.record is not None:
+            recording = Recording(
+                f"{self.target.provider.name}:{self.target.model}", self.target.base_url,
+                result.matrix, result.matrix_digest, self.spec.options.policy.concurrency,
+                __version__, self.recorder.exchanges,
+            )  # fmt: skip
+            written += (write_recording(recording, self.spec.record),)
         entry = None
         if result.unusable is not None:
             message = f"The target can't be probed: {result.unusable}"
@@ -205,6 +261,41 @@ class Job:
         if misses:
             return EXIT_FAILED, "The verdict missed its expectation: " + "; ".join(misses) + "."
         return EXIT_DONE, f"Dialect {verdict.dialect.dialect or 'none'}, mode {verdict.mode.value}."
+
+
+REPLAY_KEY = "rk-9f4e2b7d1a6c3e8f05b2"
+"""The key a replay sends when the environment has none: the recording's keys are masked."""
+
+
+def load_recording(path: Path) -> Recording:
+    """A recording file, checked against ``recording.schema.json`` (``file:line: path: …``)."""
+    data, text, name = load_json(path)
+    found = problems("recording", data)
+    if found:
+        where, message = found[0]
+        raise problem(name, text, where, message)
+    return Recording.from_data(data)
+
+
+def write_recording(recording: Recording, path: Path) -> Path:
+    """Write ``recording`` to ``path`` whole (keys masked), one exchange a line."""
+    from conchcheck.replacement import replace_file
+    from conchcheck.report.escaping import encodable
+
+    data = recording.to_data()
+    exchanges = data.pop("exchanges")
+    head = json.dumps(data, ensure_ascii=False)[:-1]
+    lines = ",\n".join(json.dumps(item, ensure_ascii=False) for item in exchanges)
+    text = (
+        f'{head}, "exchanges": [\n{lines}\n]}}\n' if exchanges else f'{head}, "exchanges": []}}\n'
+    )
+    try:
+        replace_file(path, held().text(encodable(text)), mode=0o644)
+    except OSError as exc:
+        raise InputError(
+            f"--record: {path}: cannot be written ({exc.strerror}).", hint="Choose another file."
+        ) from None
+    return path
 
 
 def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
