@@ -176,6 +176,7 @@ def read(
 def dialect(
     schema: Annotated[Path, typer.Argument(help="JSON Schema file ('-' for stdin).")],
     to: Annotated[str, typer.Option("--to", help=f"The dialect: {FAMILIES}.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout (it always is).")] = False,
 ) -> None:
     """Convert a tool's parameter schema to a provider family's dialect and print it."""
     from conchcheck import console
@@ -341,13 +342,19 @@ def _stop_signals() -> Iterator[list[str]]:
 
 
 @matrix_app.command("validate")
-def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.")]) -> None:
+def matrix_validate(
+    path: Annotated[Path, typer.Argument(help="Matrix YAML file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
     """Check a matrix; print every problem as file:line: path: message (exit 2 if any)."""
     from conchcheck import console
     from conchcheck.matrix import validate_file
 
     problems = validate_file(path)
-    console.show_matrix_problems(path, problems)
+    if as_json:
+        console.emit_json({"path": str(path), "valid": not problems, "problems": problems})
+    else:
+        console.show_matrix_problems(path, problems)
     if problems:
         raise typer.Exit(2)
 
@@ -355,12 +362,14 @@ def matrix_validate(path: Annotated[Path, typer.Argument(help="Matrix YAML file.
 @matrix_app.command("show")
 def matrix_show(
     name: Annotated[str, typer.Argument(help="A built-in matrix name or a file.")] = "default",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Show a matrix: its schema cases and prompts."""
     from conchcheck import console
     from conchcheck.matrix import load_matrix
 
-    console.show_matrix(load_matrix(name))
+    found = load_matrix(name)
+    console.emit_json(found) if as_json else console.show_matrix(found)
 
 
 def _cache_file(path: Optional[Path]) -> CapabilityFile:  # noqa: UP045
@@ -370,20 +379,20 @@ def _cache_file(path: Optional[Path]) -> CapabilityFile:  # noqa: UP045
 
 
 CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="Capability file.")]  # noqa: UP045
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 @cache_app.command("path")
-def cache_path(cache: CacheOption = None) -> None:
+def cache_path(cache: CacheOption = None, as_json: JsonOption = False) -> None:
     """Print where the capability file is."""
     from conchcheck import console
 
-    console.say(str(_cache_file(cache).path))
+    path = str(_cache_file(cache).path)
+    console.emit_json({"path": path}) if as_json else console.say(path)
 
 
 @cache_app.command("list")
-def cache_list(
-    cache: CacheOption = None, as_json: Annotated[bool, typer.Option("--json")] = False
-) -> None:
+def cache_list(cache: CacheOption = None, as_json: JsonOption = False) -> None:
     """List the entries of the capability file."""
     from conchcheck import console
 
@@ -396,6 +405,7 @@ def cache_show(
     target: Annotated[str, typer.Argument(help="provider:model")],
     base_url: Annotated[str | None, typer.Option()] = None,
     cache: CacheOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout (it always is).")] = False,
 ) -> None:
     """Show one target's entry as it is in the file."""
     from conchcheck import console
@@ -416,6 +426,7 @@ def cache_clear(
     ] = None,
     cache: CacheOption = None,
     force: Annotated[bool, typer.Option("--force", help="Also delete a corrupt file.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Remove a target's entries, or the whole file."""
     from conchcheck import console
@@ -424,11 +435,14 @@ def cache_clear(
     file = _cache_file(cache)
     if target is None:
         file.clear(force=force)
-        console.say(f"Cleared {file.path}.")
+        done: dict[str, object] = {"cleared": str(file.path)}
+        said = f"Cleared {file.path}."
     else:
         parsed = parse_target(target)
         count = file.remove(parsed.provider.name, parsed.model)
-        console.say(f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}.")
+        done = {"target": target, "removed": count}
+        said = f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}."
+    console.emit_json(done) if as_json else console.say(said)
 
 
 def main() -> None:

@@ -1,6 +1,8 @@
 """Everything conchcheck shows a person: rich on the terminal, the product on stdout.
 
 Errors and commentary go to stderr; results to stdout. ``NO_COLOR`` is honoured by rich.
+When stdout is not a terminal (a pipe, a file), tables and panels are printed as plain text
+at full width, never cut or wrapped to 80 columns, and progress is not shown.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rich.progress import (
 )
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from conchcheck.capabilities import Entry
 from conchcheck.core.arguments import ArgumentsResult
@@ -79,6 +82,42 @@ out = Console(file=cast(IO[str], _Masked("stdout")), highlight=False)
 err = Console(file=cast(IO[str], _Masked("stderr")), stderr=True, highlight=False)
 
 
+def _show(table: Table) -> None:
+    """``table`` on stdout: drawn on a terminal; elsewhere plain, one line a row, whole.
+
+    Columns are padded to their widest cell and parted by two spaces, so ``grep`` finds
+    whole values and ``column``/``cut`` can still split them.
+    """
+    if out.is_terminal:
+        _show(table)
+        return
+    columns = [
+        [_plain(column.header), *(_plain(cell) for cell in column._cells)]
+        for column in table.columns
+    ]
+    widths = [max(len(cell) for cell in column) for column in columns]
+    lines = [f"{_plain(table.title)}:"] if table.title else []
+    for row in zip(*columns, strict=True):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    sys.stdout.write(held().text("\n".join(lines)) + "\n")
+
+
+def _panel(text: str, title: str) -> None:
+    """A boxed text on a terminal; elsewhere its title, a colon and the text as it is."""
+    if out.is_terminal:
+        out.print(Panel(text, title=title, title_align="left"))
+    else:
+        sys.stdout.write(held().text(f"{title}:\n{_plain(text)}") + "\n")
+
+
+def _plain(renderable: Any) -> str:
+    """The text of a cell or title written in rich markup, without the markup."""
+    if isinstance(renderable, Text):
+        return renderable.plain
+    return Text.from_markup(str(renderable or "")).plain
+
+
 def _text(text: str) -> str:
     """Text from a provider or a file, ready for rich: keys masked, controls shown, no markup."""
     return escape(visible(held().text(text)))
@@ -129,6 +168,9 @@ def show_json(value: Any, title: str | None = None) -> None:
     if title:
         out.print(f"[bold]{_text(title)}[/]")
     text = _json(value)
+    if not out.is_terminal:
+        sys.stdout.write(text + "\n")
+        return
     out.print(Syntax(text, "json", theme="ansi_dark", background_color="default", word_wrap=True))
 
 
@@ -170,17 +212,17 @@ def show_arguments(result: ArgumentsResult) -> None:
                 "(dropped)" if change.normalisation.value == "dropped_field"
                 else _text(json.dumps(change.after, ensure_ascii=False)),
             )  # fmt: skip
-        out.print(table)
+        _show(table)
     for waived in result.waived:
         out.print(f"[yellow]not judged:[/] {_text(waived)}", soft_wrap=True)
     if result.message:
-        out.print(Panel(_text(result.message), title="What the model is told", title_align="left"))
+        _panel(_text(result.message), "What the model is told")
 
 
 def show_calls(reading: WordsReading) -> None:
     """The calls read from a reply, and the words its user sees."""
     shown = _text(reading.text.strip()) or "[dim](nothing)[/]"
-    out.print(Panel(shown, title="Words shown", title_align="left"))
+    _panel(shown, "Words shown")
     if reading.fake_responses:
         out.print(
             f"[yellow]Dropped {reading.fake_responses} <tool_response> block(s) "
@@ -201,19 +243,13 @@ def show_calls(reading: WordsReading) -> None:
             _codes(call.repairs),
             "[green]✓[/]" if call.ok else "[red]✗[/]",
         )
-    out.print(table)
+    _show(table)
     for number, call in enumerate(reading.calls, 1):
         if call.reading and call.reading.dropped:
             dropped = ", ".join(call.reading.dropped)
             out.print(f"Call {number}: dropped fields the tool does not take: {_text(dropped)}")
         if call.error:
-            out.print(
-                Panel(
-                    _text(call.error),
-                    title=f"Call {number}: what the model is told",
-                    title_align="left",
-                )
-            )
+            _panel(_text(call.error), f"Call {number}: what the model is told")
 
 
 def show_providers(providers: list[Provider]) -> None:
@@ -225,12 +261,14 @@ def show_providers(providers: list[Provider]) -> None:
             p.name, p.api, p.base_url, p.key_env or "(none)", p.dialect.value, p.catalogue.value,
             _text(p.note),
         )  # fmt: skip
-    out.print(table)
+    _show(table)
     out.print("Targets are written provider:model; --base-url points any of them elsewhere.")
 
 
 class _Progress:
-    """A probe observer: a rich progress bar per stage on a terminal, plain lines elsewhere.
+    """A probe observer: a rich progress bar per stage on stderr when it is a terminal.
+
+    Elsewhere (a pipe, a CI log) nothing: progress is for a person watching.
 
     Stages run at once (the probe is a graph), so each cell advances its own stage's bar.
     """
@@ -246,12 +284,8 @@ class _Progress:
             )  # fmt: skip
 
     def stage(self, stage: Stage, total: int) -> None:
-        if self.quiet:
-            return
         if self.bar is not None:
             self._task(stage, total or None)
-        else:
-            err.print(f"{stage.value}: {total} cell{'s' * (total != 1)}", soft_wrap=True)
 
     def cell(self, cell: Cell) -> None:
         if self.bar is not None:
@@ -290,7 +324,7 @@ def show_outcome(outcome: JobOutcome) -> None:
             f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
             str(result.requests), str(result.prompt_tokens + result.completion_tokens),
         )  # fmt: skip
-        out.print(table)
+        _show(table)
         out.print(_text(verdict.reason), soft_wrap=True)
         for finding in verdict.findings:
             out.print(f"[yellow]finding:[/] {_text(finding)}", soft_wrap=True)
@@ -323,7 +357,7 @@ def show_entries(entries: list[Entry]) -> None:
             _text(e.mode), f"{e.rates.get('native', 0):.0%}", f"{e.rates.get('words', 0):.0%}",
             _text(e.expires_at),
         )  # fmt: skip
-    out.print(table)
+    _show(table)
 
 
 def show_matrix(matrix: Matrix) -> None:
@@ -334,14 +368,14 @@ def show_matrix(matrix: Matrix) -> None:
         note = "" if case.valid else " (invalid on purpose)"
         copies = f" ×{case.copies}" if case.copies else ""
         cases.add_row(_text(case.id), _text(case.feature) + note, _text(case.tool.name) + copies)
-    out.print(cases)
+    _show(cases)
     prompts = Table("prompt", "user", "tools", "expects", title="Prompts")
     for prompt in matrix.prompts:
         wanted = (
             "no call" if prompt.expect.no_call else ", ".join(c.tool for c in prompt.expect.calls)
         )
         prompts.add_row(_text(prompt.id), _text(prompt.user), str(len(prompt.tools)), _text(wanted))
-    out.print(prompts)
+    _show(prompts)
 
 
 def show_schema(schema: Any) -> None:
