@@ -225,6 +225,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             raise _ERRORS.get(kept.error[0], httpx.ConnectError)(kept.error[1], request=request)
         return _response(kept, request)
 
+    @staticmethod
+    async def sleep(seconds: float) -> None:
+        """A retry's wait, not waited: the recorded reply is already here."""
+
+    @staticmethod
+    def jitter() -> float:
+        """The middle of the jitter's range, every time."""
+        return 0.5
+
     def _unmatched(self, method: str, url: str, digest: str, used: bool) -> InputError:
         rec = self.recording
         what = "no more exchanges" if used else "no exchange"

@@ -43,6 +43,7 @@ from conchcheck.wire.framing import Body, NDJSONDecoder, SSEDecoder, too_deep
 from conchcheck.wire.keys import Secret, scrub, scrub_reply, scrub_value
 from conchcheck.wire.policy import Gate, Policy, Sleep
 from conchcheck.wire.providers import Target, is_loopback
+from conchcheck.wire.recording import ReplayTransport
 
 __all__ = [
     "Exchange",
@@ -87,6 +88,10 @@ class Wire:
             transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
             verify=_tls(), headers={"accept-encoding": ACCEPT_ENCODING},
         )  # fmt: skip
+        if isinstance(transport, ReplayTransport):
+            # A replay waits for nothing and draws no jitter: its retry waits are the same
+            # on every replay (they are the replay's own, like its latencies).
+            sleep, jitter = transport.sleep, transport.jitter
         self.sleep = sleep
         self.jitter = jitter
         self._limits: dict[str, asyncio.Semaphore] = {}
