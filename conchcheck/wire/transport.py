@@ -88,9 +88,7 @@ class Wire:
             transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
             verify=_tls(), headers={"accept-encoding": ACCEPT_ENCODING},
         )  # fmt: skip
-        if isinstance(transport, ReplayTransport):
-            # A replay waits for nothing and draws no jitter: its retry waits are the same
-            # on every replay (they are the replay's own, like its latencies).
+        if isinstance(transport, ReplayTransport):  # no waiting, the same waits every replay
             sleep, jitter = transport.sleep, transport.jitter
         self.sleep = sleep
         self.jitter = jitter
