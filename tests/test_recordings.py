@@ -98,7 +98,7 @@ def test_qwen_coder_calls_without_need(tmp_path: Path) -> None:
 def without_clocks(path: Path) -> str:
     """results.json with the run's timestamps and every latency set to zero."""
     data = json.loads(path.read_text())
-    data["run"]["started"] = data["run"]["finished"] = ""
+    data["run"]["started_at"] = data["run"]["finished_at"] = ""
     data["budget"]["stage_ms"] = dict.fromkeys(data["budget"]["stage_ms"], 0)
     data["budget"]["critical_path"] = None
     for cell in data["cells"]:

@@ -29,6 +29,7 @@ from conchcheck.wire.chat import ChatRequest
 from conchcheck.wire.exchange import Exchange, Failed, WireErrorKind
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import Target
+from conchcheck.wire.recording import ASKER
 from conchcheck.wire.transport import Policy, Wire
 
 T = TypeVar("T")
@@ -117,8 +118,13 @@ class Context:
         """The engine behind the endpoint, by its provider (for the fix a leak names)."""
         return _SERVERS.get(self.target.provider.name, Server.OTHER)
 
-    async def send(self, request: ChatRequest) -> Exchange:
-        """Send within the budget; ``StopProbe`` once it is spent (nothing is recorded then)."""
+    async def send(self, request: ChatRequest, asker: str) -> Exchange:
+        """Send for the cell ``asker`` within the budget; ``StopProbe`` once it is spent.
+
+        ``asker`` travels with the request to a recording, so a replay answers each cell
+        with its own reply (``conchcheck.wire.recording.ASKER``).
+        """
+        ASKER.set(asker)
         if self.budget.stopped is not None:
             raise StopProbe(self.budget.stopped)
         held = 0

@@ -168,7 +168,8 @@ class Exploration:
             gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
         )
         self.sent.add(dialect)
-        exchange = await self.ctx.send(request)
+        asker = f"dialect/{dialect}/" + "+".join(case.id for case in todo)
+        exchange = await self.ctx.send(request, asker)
         self.spent += exchange.attempts
         match exchange.outcome:
             case Replied():

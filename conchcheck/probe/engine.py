@@ -184,7 +184,7 @@ class Probe:
             max_tokens=self.options.dialect_max_tokens,
             temperature=self.options.temperature,
         )
-        exchange = await ctx.send(request)
+        exchange = await ctx.send(request, "reach")
         match exchange.outcome:
             case Replied():
                 outcome, detail = Outcome.PASS, "The target answered a plain chat request."

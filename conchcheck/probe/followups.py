@@ -56,7 +56,7 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
             Message(Role.USER, blocks),
         )
         sent = request(ctx, turns)
-    exchange = await ctx.send(sent)
+    exchange = await ctx.send(sent, cell_id)
     fields: dict[str, Any] = {"mode": check}
     if not isinstance(exchange.outcome, Replied):
         return ctx.record(unanswered(cell_id, Stage.FOLLOW_UP, prompt.id, exchange, **fields))
@@ -86,7 +86,10 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
     # in the same batch: a batch that differs can change what it writes at temperature 0
     # (seen live with SmolLM2).
     whole_x, streamed_x = await ctx.together(
-        [ctx.send(native_request(ctx, prompt, dialect, stream=s)) for s in (False, True)]
+        [
+            ctx.send(native_request(ctx, prompt, dialect, stream=s), f"{cell_id}/{s}")
+            for s in (False, True)
+        ]
     )
     if whole_x is None or streamed_x is None:
         raise StopProbe(ctx.budget.stopped or "the budget is spent")

@@ -78,7 +78,7 @@ async def native_prompt(ctx: Context, prompt: Prompt, dialect: str, attempt: int
     prior = ctx.reuse(cell_id)
     if prior is not None:
         return prior
-    exchange = await ctx.send(native_request(ctx, prompt, dialect))
+    exchange = await ctx.send(native_request(ctx, prompt, dialect), cell_id)
     cell = judge_native(
         cell_id, prompt, exchange, offered(ctx, prompt), dialect, attempt, ctx.server
     )
@@ -99,5 +99,5 @@ async def words_prompt(ctx: Context, prompt: Prompt, attempt: int) -> Cell:
             attempt=attempt,
         )  # fmt: skip
         return ctx.record(skipped)
-    exchange = await ctx.send(request(ctx, messages(prompt, text.text)))
+    exchange = await ctx.send(request(ctx, messages(prompt, text.text)), cell_id)
     return ctx.record(judge_words(cell_id, prompt, exchange, tools, text.level.value, attempt))

@@ -4,7 +4,9 @@
 request (method, key-free URL, JSON body) and the reply as its raw bytes (still compressed,
 still SSE or NDJSON), so a replay runs the same decoders and reducers. ``ReplayTransport``
 answers each request from a ``Recording``: matched by method, URL and the sha256 of the
-body's canonical JSON, repeats served in the order they were recorded. The file format is
+body's canonical JSON; when several cells send the same request (a prompt repeated, a
+streaming check's whole half), each gets the reply recorded for it (``ASKER``), the rest in
+the order they were recorded. The file format is
 ``conchcheck/jsonschemas/recording.schema.json``; keys are masked before anything is kept.
 """
 
@@ -13,8 +15,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections import deque
 from collections.abc import AsyncIterator, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,10 @@ import httpx
 from conchcheck.errors import InputError
 from conchcheck.redaction import held
 
+ASKER: ContextVar[str] = ContextVar("asker", default="")
+"""The cell a request is sent for (``native/weather/2``), set by the probe around each send:
+a model may answer the same request differently each time, and a replay must give each cell
+the reply it had, whatever order the requests come in."""
 FORMAT = "conchcheck-recording"
 VERSION = 1
 KEPT_HEADERS = frozenset(
@@ -77,6 +83,8 @@ class Recorded:
     truncated: bool = False
     error: tuple[str, str] | None = None
     """The transport error (its class name, its message) that ended the exchange."""
+    asker: str = ""
+    """The cell it was sent for (``ASKER``); empty when unknown."""
 
     def to_data(self) -> dict[str, Any]:
         """The exchange as the recording file holds it."""
@@ -89,6 +97,7 @@ class Recorded:
             "request_sha256": self.sha256, "status": self.status,
             "headers": [list(pair) for pair in self.headers], "truncated": self.truncated,
             "error": {"type": self.error[0], "message": self.error[1]} if self.error else None,
+            "asker": self.asker,
         }  # fmt: skip
         if text is not None:
             data["body"] = text
@@ -108,6 +117,7 @@ class Recorded:
             data["method"], data["url"], data.get("request"), data["request_sha256"],
             data.get("status"), [(k, v) for k, v in data.get("headers", [])], body,
             bool(data.get("truncated")), (error["type"], error["message"]) if error else None,
+            str(data.get("asker", "")),
         )  # fmt: skip
 
 
@@ -165,6 +175,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         """Send, read the reply's raw bytes, keep the exchange, hand the bytes on."""
         value, digest = body_digest(await request.aread())
         kept = Recorded(request.method, held().text(str(request.url)), value, digest)
+        kept.asker = ASKER.get()
         self.exchanges.append(kept)
         try:
             response = await self.inner.handle_async_request(request)
@@ -207,10 +218,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self.recording = recording
         self.name = name
         self.missing: InputError | None = None
-        self._queues: dict[tuple[str, str, str], deque[Recorded]] = {}
+        self._queues: dict[tuple[str, str, str], list[Recorded]] = {}
         for exchange in recording.exchanges:
             key = (exchange.method, exchange.url, exchange.sha256)
-            self._queues.setdefault(key, deque()).append(exchange)
+            self._queues.setdefault(key, []).append(exchange)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """The recorded reply to ``request``, byte for byte, or the recorded failure."""
@@ -220,7 +231,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if not queue:
             self.missing = self._unmatched(request.method, url, digest, queue is not None)
             raise self.missing
-        kept = queue.popleft()
+        asker = ASKER.get()
+        # The cell's own reply first (its retries in their order), else the first left.
+        index = next((i for i, e in enumerate(queue) if asker and e.asker == asker), 0)
+        kept = queue.pop(index)
         if kept.status is None and kept.error is not None:
             raise _ERRORS.get(kept.error[0], httpx.ConnectError)(kept.error[1], request=request)
         return _response(kept, request)

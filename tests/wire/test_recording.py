@@ -137,3 +137,41 @@ def test_record_and_replay_together_are_refused(tmp_path: Path) -> None:
     code, _, err = run("vllm:m", "--record", str(tmp_path / "a"), "--replay", str(tmp_path / "b"))
     assert code == 2
     assert "--record and --replay: give one, not both." in err
+
+
+@pytest.mark.parametrize(
+    ("askers", "served"),
+    [
+        pytest.param(["native/p/2", "native/p/1"], [b"second", b"first"], id="each-cell-its-own"),
+        pytest.param(["", ""], [b"first", b"second"], id="unknown-asker-in-recorded-order"),
+        pytest.param(["other", "native/p/2"], [b"first", b"second"], id="stranger-takes-the-first"),
+    ],
+)
+def test_the_same_request_from_two_cells_gets_each_its_own_reply(
+    askers: list[str], served: list[bytes]
+) -> None:
+    import asyncio
+
+    import httpx
+
+    from conchcheck.wire.recording import ASKER, Recorded, Recording, ReplayTransport, body_digest
+
+    body = json.dumps({"model": "m", "messages": []}).encode()
+    value, digest = body_digest(body)
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    recording = Recording("vllm:m", "http://127.0.0.1:9/v1", "default", "x", 4, "0")
+    for asker, reply in (("native/p/1", b"first"), ("native/p/2", b"second")):
+        recording.exchanges.append(
+            Recorded("POST", url, value, digest, 200, [], reply, asker=asker)
+        )
+    replay = ReplayTransport(recording, "r.json")
+
+    async def ask(asker: str) -> bytes:
+        ASKER.set(asker)
+        response = await replay.handle_async_request(httpx.Request("POST", url, content=body))
+        return b"".join([chunk async for chunk in response.aiter_raw()])
+
+    async def both() -> list[bytes]:
+        return [await ask(asker) for asker in askers]
+
+    assert asyncio.run(both()) == served
