@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.gate import CheckFormat
 from conchcheck.report import ReportFormat
 
 if TYPE_CHECKING:
@@ -183,6 +184,62 @@ def dialect(
     from conchcheck.files import load_schema
 
     console.show_schema(to_dialect(load_schema(schema), to))
+
+
+@app.command()
+def check(
+    results: Annotated[
+        list[Path], typer.Argument(help="results.json files, or folders holding them.")
+    ],
+    expect: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--expect", help="Expectations YAML: what each target must keep."),
+    ] = None,
+    baseline: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option("--baseline", help="Earlier results to find regressions against (repeat)."),
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option(help="How far a rate may fall before it is a regression.")
+    ] = 0.05,
+    fmt: Annotated[
+        CheckFormat, typer.Option("--format", help="text, markdown, junit, github or json.")
+    ] = CheckFormat.TEXT,
+    summary: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="github: append the Markdown here [default: $GITHUB_STEP_SUMMARY]."),
+    ] = None,
+) -> None:
+    """Gate a build: check RESULTS against --expect and/or a --baseline.
+
+    Exit codes: 0 every expectation holds and nothing regressed · 1 an expectation failed or
+    something regressed · 2 bad usage or input.
+    """
+    import os
+
+    from conchcheck import console
+    from conchcheck.gate import render
+    from conchcheck.gate.gatekeeper import append_summary
+    from conchcheck.gate.gatekeeper import check as gate
+    from conchcheck.gate.github import summary as github_summary
+
+    if expect is None and not baseline:
+        raise InputError(
+            "Give --expect, --baseline or both.", hint="See `conchcheck check --help`."
+        )
+    result = gate(results, expect=expect, baseline=baseline or (), tolerance=tolerance)
+    if fmt is CheckFormat.TEXT:
+        console.show_gate(result)
+    elif fmt is CheckFormat.GITHUB:
+        destination = summary or os.environ.get("GITHUB_STEP_SUMMARY")
+        console.emit(render(result, fmt))
+        if destination:
+            append_summary(Path(destination), github_summary(result))
+        else:
+            console.emit(github_summary(result))
+    else:
+        console.emit(render(result, fmt))
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()
