@@ -188,57 +188,21 @@ def dialect(
 
 @app.command()
 def check(
-    results: Annotated[
-        list[Path], typer.Argument(help="results.json files, or folders holding them.")
-    ],
-    expect: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option("--expect", help="Expectations YAML: what each target must keep."),
-    ] = None,
-    baseline: Annotated[
-        Optional[list[Path]],  # noqa: UP045
-        typer.Option("--baseline", help="Earlier results to find regressions against (repeat)."),
-    ] = None,
-    tolerance: Annotated[
-        float, typer.Option(help="How far a rate may fall before it is a regression.")
-    ] = 0.05,
-    fmt: Annotated[
-        CheckFormat, typer.Option("--format", help="text, markdown, junit, github or json.")
-    ] = CheckFormat.TEXT,
-    summary: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="github: append the Markdown here [default: $GITHUB_STEP_SUMMARY]."),
-    ] = None,
-) -> None:
-    """Gate a build: check RESULTS against --expect and/or a --baseline.
-
-    Exit codes: 0 every expectation holds and nothing regressed · 1 an expectation failed or
-    something regressed · 2 bad usage or input.
-    """
-    import os
-
+    results: Annotated[list[Path], typer.Argument(help="results.json files or their folders.")],
+    expect: Annotated[Optional[Path], typer.Option(help="Expectations YAML.")] = None,  # noqa: UP045
+    baseline: Annotated[Optional[list[Path]], typer.Option(help="Earlier results.json (repeat).")] = None,  # noqa: UP045, E501
+    tolerance: Annotated[float, typer.Option(help="How far a rate may fall.")] = 0.05,
+    fmt: Annotated[CheckFormat, typer.Option("--format")] = CheckFormat.TEXT,
+    summary: Annotated[Optional[Path], typer.Option(help="github: Markdown appended here [default: $GITHUB_STEP_SUMMARY].")] = None,  # noqa: UP045, E501
+) -> None:  # fmt: skip
+    """Gate RESULTS on --expect, --baseline. Exit 0 all holds, 1 unmet or regressed, 2 bad input."""
     from conchcheck import console
-    from conchcheck.gate import render
-    from conchcheck.gate.gatekeeper import append_summary
-    from conchcheck.gate.gatekeeper import check as gate
-    from conchcheck.gate.github import summary as github_summary
+    from conchcheck.gate import gatekeeper, render
 
-    if expect is None and not baseline:
-        raise InputError(
-            "Give --expect, --baseline or both.", hint="See `conchcheck check --help`."
-        )
-    result = gate(results, expect=expect, baseline=baseline or (), tolerance=tolerance)
-    if fmt is CheckFormat.TEXT:
-        console.show_gate(result)
-    elif fmt is CheckFormat.GITHUB:
-        destination = summary or os.environ.get("GITHUB_STEP_SUMMARY")
-        console.emit(render(result, fmt))
-        if destination:
-            append_summary(Path(destination), github_summary(result))
-        else:
-            console.emit(github_summary(result))
-    else:
-        console.emit(render(result, fmt))
+    result = gatekeeper.check(results, expect=expect, baseline=baseline or (), tolerance=tolerance)
+    console.show_gate(result) if fmt is CheckFormat.TEXT else console.emit(render(result, fmt))
+    if fmt is CheckFormat.GITHUB:
+        console.emit(gatekeeper.write_summary(result, summary))
     raise typer.Exit(result.exit_code)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from conchcheck.errors import InputError
+from conchcheck.gate import github
 from conchcheck.gate.baseline import compare
 from conchcheck.gate.evaluation import evaluate
 from conchcheck.gate.expectations import load_expectations
@@ -25,6 +27,11 @@ def check(
     Every file is read before anything is checked, so a bad one is an ``InputError`` (exit 2)
     and never half a gate.
     """
+    if expect is None and not baseline:
+        raise InputError(
+            "Nothing to check against: give --expect, --baseline or both.",
+            hint="See `conchcheck check --help`.",
+        )
     if not 0 <= tolerance <= 1:
         raise InputError(
             f"--tolerance: {tolerance:g} is not a rate difference from 0 to 1.",
@@ -43,14 +50,19 @@ def check(
     )
 
 
-def append_summary(path: Path, text: str) -> None:
-    """Append ``text`` to a step summary file, as the runner's ``$GITHUB_STEP_SUMMARY`` wants:
-    earlier steps' summaries stay."""
+def write_summary(result: GateResult, path: Path | None) -> str:
+    """Append the gate's step summary to ``path`` or ``$GITHUB_STEP_SUMMARY``, as the runner
+    wants (earlier steps' summaries stay); with neither, the summary to print instead."""
+    text = github.summary(result) + "\n"
+    named = path or os.environ.get("GITHUB_STEP_SUMMARY")
+    if not named:
+        return text
     try:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text if text.endswith("\n") else text + "\n")
+        with open(named, "a", encoding="utf-8") as handle:
+            handle.write(text)
     except OSError as exc:
         raise InputError(
-            f"{path}: the summary cannot be written ({exc.strerror}).",
+            f"{named}: the summary cannot be written ({exc.strerror}).",
             hint="Check the path given to --summary or in $GITHUB_STEP_SUMMARY.",
         ) from None
+    return ""
