@@ -115,16 +115,9 @@ def load_expectations(path: Path | str) -> Expectations:
         raise InputError(hazard.located(name) + ".", hint=HINT)
     try:
         data = yaml.load(text, Loader=_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise InputError(f"{name}:{line}: $: not YAML: {exc.problem}.", hint=HINT) from None
     except yaml.YAMLError:
-        raise InputError(f"{name}:1: $: not YAML.", hint=HINT) from None
-    found = [
-        (locate(text, path) or 1, json_path(path), message)
-        for path, message in jsonschemas.problems("expectations", data)
-    ]
+        data = _pure(text, name)
+    found = _problems(text, data)
     if found:
         line, where, message = sorted(found)[0]
         more = f" ({len(found) - 1} more after it)" if len(found) > 1 else ""
@@ -132,6 +125,25 @@ def load_expectations(path: Path | str) -> Expectations:
     sections = {label: _section(body or {}) for label, body in data["targets"].items()}
     default = sections.pop(DEFAULT, None)
     return Expectations(name, MappingProxyType(sections), default)
+
+
+def _problems(text: str, data: Any) -> list[tuple[int, str, str]]:
+    return [
+        (locate(text, path) or 1, json_path(path), message)
+        for path, message in jsonschemas.problems("expectations", data)
+    ]
+
+
+def _pure(text: str, name: str) -> Any:
+    # libyaml words its errors its own way; the pure loader's words are the same everywhere.
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise InputError(f"{name}:{line}: $: not YAML: {exc.problem}.", hint=HINT) from None
+    except yaml.YAMLError:
+        raise InputError(f"{name}:1: $: not YAML.", hint=HINT) from None
 
 
 def _section(body: Mapping[str, Any]) -> Section:

@@ -14,7 +14,6 @@ from conchcheck.gate.outcome import Check, GateResult
 from conchcheck.gate.runs import Run
 from conchcheck.report.escaping import visible
 from conchcheck.report.junit import Judgement, judge
-from conchcheck.results import Outcome, Stage
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -73,12 +72,7 @@ def _fail(case: ET.Element, message: str, target: str) -> None:
 
 
 def _cells(suite: ET.Element, run: Run) -> None:
-    carried = frozenset(
-        case
-        for c in run.cells
-        if c.stage is Stage.DIALECT and c.dialect == run.dialect and c.outcome is Outcome.ACCEPTED
-        for case in (c.cases or (c.case,))
-    )
+    carried = frozenset(case for case in run.cases() if run.case_status(case) == "accepted")
     for cell in run.cells:
         case = _case(suite, cell.id, f"cells.{cell.stage.value}")
         detail = f"{cell.label}: {cell.detail}" if cell.detail else cell.label

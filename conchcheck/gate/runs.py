@@ -62,7 +62,7 @@ class Run:
         cells = [
             c
             for c in self.cells
-            if c.stage is Stage.DIALECT and c.dialect == self.dialect and case in _cases(c)
+            if c.stage is Stage.DIALECT and c.dialect == self.dialect and c.case == case
         ]
         if any(c.outcome is Outcome.ACCEPTED for c in cells):
             return "accepted"
@@ -70,8 +70,7 @@ class Run:
 
     def cases(self) -> tuple[str, ...]:
         """Every schema case the dialect stage tried, in the order first tried."""
-        found = (case for c in self.cells if c.stage is Stage.DIALECT for case in _cases(c))
-        return tuple(dict.fromkeys(found))
+        return tuple(dict.fromkeys(c.case for c in self.cells if c.stage is Stage.DIALECT))
 
     def prompt_status(self, mode: CellMode, prompt: str) -> PromptStatus:
         """Whether every answered cell of ``prompt`` in ``mode`` passed; failed requests and
@@ -100,10 +99,6 @@ class Run:
             for code in dict.fromkeys(codes):
                 seen.setdefault(code, []).append(cell.id)
         return {code: tuple(ids) for code, ids in seen.items()}
-
-
-def _cases(cell: Cell) -> tuple[str, ...]:
-    return cell.cases or (cell.case,)
 
 
 def read_run(path: Path) -> Run:
