@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.gate import CheckFormat
 from conchcheck.report import ReportFormat
 
 if TYPE_CHECKING:
@@ -184,6 +185,26 @@ def dialect(
     from conchcheck.files import load_schema
 
     console.show_schema(to_dialect(load_schema(schema), to))
+
+
+@app.command()
+def check(
+    results: Annotated[list[Path], typer.Argument(help="results.json files or their folders.")],
+    expect: Annotated[Optional[Path], typer.Option(help="Expectations YAML.")] = None,  # noqa: UP045
+    baseline: Annotated[Optional[list[Path]], typer.Option(help="Earlier results.json (repeat).")] = None,  # noqa: UP045, E501
+    tolerance: Annotated[float, typer.Option(help="How far a rate may fall.")] = 0.05,
+    fmt: Annotated[CheckFormat, typer.Option("--format")] = CheckFormat.TEXT,
+    summary: Annotated[Optional[Path], typer.Option(help="github: Markdown appended here [default: $GITHUB_STEP_SUMMARY].")] = None,  # noqa: UP045, E501
+) -> None:  # fmt: skip
+    """Gate RESULTS on --expect, --baseline. Exit 0 all holds, 1 unmet or regressed, 2 bad input."""
+    from conchcheck import console
+    from conchcheck.gate import gatekeeper, render
+
+    result = gatekeeper.check(results, expect=expect, baseline=baseline or (), tolerance=tolerance)
+    console.show_gate(result) if fmt is CheckFormat.TEXT else console.emit(render(result, fmt))
+    if fmt is CheckFormat.GITHUB:
+        console.emit(gatekeeper.write_summary(result, summary))
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()

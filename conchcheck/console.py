@@ -33,6 +33,7 @@ from conchcheck.core.arguments import ArgumentsResult
 from conchcheck.core.repair import Reading, Unreadable
 from conchcheck.core.words import WordsReading
 from conchcheck.errors import ConchcheckError
+from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
 from conchcheck.plain import to_plain
@@ -381,3 +382,24 @@ def show_matrix(matrix: Matrix) -> None:
 def show_schema(schema: Any) -> None:
     """A converted schema as plain JSON on stdout (pipe-friendly)."""
     sys.stdout.write(_json(schema) + "\n")
+
+
+def emit(text: str) -> None:
+    """Write a rendered product (Markdown, XML, workflow commands) to stdout as it is."""
+    sys.stdout.write(held().text(text))
+
+
+def show_gate(result: GateResult) -> None:
+    """What ``conchcheck check`` found, a line each, so a pipe or a log keeps every word."""
+    from conchcheck.gate.markdown import summary
+
+    for check in result.unmet:
+        line = f"{check.target}  {check.name}: wanted {check.wanted}, got {check.got}"
+        out.print(f"[red]UNMET[/] {_text(line)}", soft_wrap=True)
+    for change in result.changes:
+        regressed = change.direction is Direction.REGRESSION
+        word = "[red]REGRESSION[/]" if regressed else "[green]IMPROVEMENT[/]"
+        line = f"{change.target}  {change.what}: {change.before} -> {change.after}"
+        out.print(f"{word} {_text(line)}", soft_wrap=True)
+    colour, word = ("green", "passed") if result.passed else ("red", "failed")
+    out.print(f"[{colour}]conchcheck check: {word}.[/] {_text(summary(result))}", soft_wrap=True)

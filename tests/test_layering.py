@@ -29,6 +29,7 @@ LAYER_OF = {
     "verdict": "results",
     "probe": "probe",
     "report": "report",
+    "gate": "gate",
     "capabilities": "capabilities",
     "job": "job",
     "console": "console",
@@ -37,7 +38,7 @@ LAYER_OF = {
     "__init__": "api",
 }
 # What each layer may import (itself always). cli → job → probe → {wire, matrix} → core;
-# report → results.
+# report → results; gate → report.
 MAY_IMPORT = {
     "base": set(),
     "core": {"base"},
@@ -48,6 +49,7 @@ MAY_IMPORT = {
     "probe": {"base", "core", "wire", "matrix", "results"},
     "report": {"base", "core", "files", "results"},
     "capabilities": {"base", "files"},
+    "gate": {"base", "core", "files", "results", "report"},
     "job": {
         "base",
         "core",
@@ -69,6 +71,7 @@ MAY_IMPORT = {
         "report",
         "capabilities",
         "job",
+        "gate",
     },
     "cli": {
         "base",
@@ -82,6 +85,7 @@ MAY_IMPORT = {
         "capabilities",
         "job",
         "console",
+        "gate",
     },
     "api": set(LAYER_OF.values()) - {"cli", "console"},
 }

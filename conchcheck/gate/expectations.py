@@ -1,0 +1,164 @@
+"""Expectations files: what each target must keep, read from YAML checked by a shipped schema.
+
+A section per target label (``provider:model``) and a ``"*"`` section for every target; a
+target's own section overrides the default key by key. Each problem is
+``file:line: $.path: message``.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from conchcheck import jsonschemas
+from conchcheck.errors import InputError
+from conchcheck.files import json_path, locate, read_text, yaml_hazard
+
+DEFAULT = "*"
+HINT = "The expectations file follows conchcheck/jsonschemas/expectations.schema.json."
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_BOUND = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*([0-9.]+)\s*")
+# Loaded the way the capability file is: libyaml when present, the same events either way.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A bound on a rate: ``>= 0.8``."""
+
+    op: str
+    value: float
+
+    def holds(self, rate: float) -> bool:
+        """Whether ``rate`` is within the bound."""
+        return _OPERATORS[self.op](rate, self.value)
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.value:g}"
+
+    @classmethod
+    def parse(cls, written: str | float) -> Bound:
+        """A bound as written: ``">= 0.8"``, or a bare number meaning at least that."""
+        if not isinstance(written, str):
+            return cls(">=", float(written))
+        found = _BOUND.fullmatch(written)
+        if found is None:
+            raise ValueError(f"not a bound: {written!r}")
+        return cls(found.group(1), float(found.group(2)))
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """What one target (or every target) must keep; None or empty means not asked."""
+
+    mode: tuple[str, ...] | None = None
+    """Any one of these modes."""
+    dialect: tuple[str, ...] | None = None
+    """Any one of these dialects."""
+    rates: Mapping[str, Bound] = field(default_factory=lambda: MappingProxyType({}))
+    """Bounds by rate name: ``native.rate``, ``words.clean_rate``, …"""
+    accepted: tuple[str, ...] | None = None
+    """Schema cases accepted in the verdict's dialect."""
+    passes: tuple[str, ...] | None = None
+    """Prompts that pass: ``remember`` in the verdict's mode, ``words/remember`` in words."""
+    no_findings: tuple[str, ...] | None = None
+    """Finding codes that must not appear in any cell (``calls_leaked_as_text``)."""
+
+    def over(self, default: Section) -> Section:
+        """This section with what it doesn't say taken from ``default``."""
+        return Section(
+            mode=self.mode if self.mode is not None else default.mode,
+            dialect=self.dialect if self.dialect is not None else default.dialect,
+            rates=MappingProxyType({**default.rates, **self.rates}),
+            accepted=self.accepted if self.accepted is not None else default.accepted,
+            passes=self.passes if self.passes is not None else default.passes,
+            no_findings=self.no_findings if self.no_findings is not None else default.no_findings,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    """An expectations file: a section per target label, and the ``"*"`` default."""
+
+    source: str
+    targets: Mapping[str, Section]
+    """Sections by target label, in the file's order, ``"*"`` excluded."""
+    default: Section | None = None
+
+    def for_target(self, target: str) -> Section | None:
+        """What ``target`` must keep: its own section over the default; None if neither."""
+        own = self.targets.get(target)
+        if own is None:
+            return self.default
+        return own if self.default is None else own.over(self.default)
+
+
+def load_expectations(path: Path | str) -> Expectations:
+    """An expectations file; ``InputError`` (``file:line: path: message``) where it is wrong."""
+    text, name = read_text(path)
+    hazard = yaml_hazard(text)
+    if hazard is not None:
+        raise InputError(hazard.located(name) + ".", hint=HINT)
+    try:
+        data = yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError:
+        data = _pure(text, name)
+    found = _problems(text, data)
+    if found:
+        line, where, message = sorted(found)[0]
+        more = f" ({len(found) - 1} more after it)" if len(found) > 1 else ""
+        raise InputError(f"{name}:{line}: {where}: {message}{more}.", hint=HINT)
+    sections = {label: _section(body or {}) for label, body in data["targets"].items()}
+    default = sections.pop(DEFAULT, None)
+    return Expectations(name, MappingProxyType(sections), default)
+
+
+def _problems(text: str, data: Any) -> list[tuple[int, str, str]]:
+    return [
+        (locate(text, path) or 1, json_path(path), message)
+        for path, message in jsonschemas.problems("expectations", data)
+    ]
+
+
+def _pure(text: str, name: str) -> Any:
+    # libyaml words its errors its own way; the pure loader's words are the same everywhere.
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise InputError(f"{name}:{line}: $: not YAML: {exc.problem}.", hint=HINT) from None
+    except yaml.YAMLError:
+        raise InputError(f"{name}:1: $: not YAML.", hint=HINT) from None
+
+
+def _section(body: Mapping[str, Any]) -> Section:
+    section = Section(
+        mode=_names(body.get("mode")),
+        dialect=_names(body.get("dialect")),
+        accepted=_names(body.get("accepted")),
+        passes=_names(body.get("passes")),
+        no_findings=_names(body.get("no_findings")),
+    )
+    rates = {key: Bound.parse(value) for key, value in body.items() if "." in key}
+    return replace(section, rates=MappingProxyType(rates))
+
+
+def _names(value: str | list[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return (value,) if isinstance(value, str) else tuple(value)

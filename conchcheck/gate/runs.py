@@ -1,0 +1,163 @@
+"""One probe's results as a gate reads them: the verdict, the rates, and each case and prompt.
+
+Every fact a gate compares is derived here once, so an expectation and a baseline comparison
+can't read the same results two ways.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conchcheck.errors import InputError
+from conchcheck.report.json import load_results
+from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+
+RATES = ("native.rate", "native.clean_rate", "words.rate", "words.clean_rate")
+"""The rates a gate reads, named as an expectations file names them."""
+MODES = ("native", "words", "none")
+"""Modes from best to worst."""
+DIALECTS = ("permissive", "anthropic", "gemini", "strict")
+"""Dialects from most to least permissive (DESIGN.md, rule 4)."""
+_PROMPT_STAGES = {CellMode.NATIVE: Stage.NATIVE, CellMode.WORDS: Stage.WORDS}
+
+
+@dataclass(frozen=True, slots=True)
+class PromptStatus:
+    """How a prompt's cells in one mode went; ``passed`` is None when none was answered."""
+
+    passed: bool | None
+    got: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What one ``results.json`` says, in the terms a gate compares."""
+
+    target: str
+    source: str
+    matrix_digest: str
+    mode: str | None
+    """None when the probe reached no verdict (unusable target, or stopped before one)."""
+    dialect: str | None
+    """The verdict's dialect, or the one that carries most when none carries every case."""
+    rates: Mapping[str, float]
+    cells: tuple[Cell, ...]
+    unusable: str | None = None
+    stopped: str | None = None
+
+    @property
+    def no_verdict(self) -> str:
+        """Why there is no verdict, as ``got`` text."""
+        why = self.unusable or self.stopped
+        return f"no verdict ({why})" if why else "no verdict"
+
+    def case_status(self, case: str) -> str:
+        """``accepted``, the label of the refusal (``refused:schema``), or ``not tried``.
+
+        In the dialect an app would send: a case accepted only in another dialect is no use.
+        """
+        cells = [
+            c
+            for c in self.cells
+            if c.stage is Stage.DIALECT and c.dialect == self.dialect and c.case == case
+        ]
+        if any(c.outcome is Outcome.ACCEPTED for c in cells):
+            return "accepted"
+        return cells[-1].label if cells else "not tried"
+
+    def cases(self) -> tuple[str, ...]:
+        """Every schema case the dialect stage tried, in the order first tried."""
+        return tuple(dict.fromkeys(c.case for c in self.cells if c.stage is Stage.DIALECT))
+
+    def prompt_status(self, mode: CellMode, prompt: str) -> PromptStatus:
+        """Whether every answered cell of ``prompt`` in ``mode`` passed; failed requests and
+        skipped cells prove nothing and are left out."""
+        stage = _PROMPT_STAGES[mode]
+        cells = [c for c in self.cells if c.stage is stage and c.case == prompt]
+        answered = [c for c in cells if c.outcome not in {Outcome.ERROR, Outcome.SKIPPED}]
+        if not answered:
+            return PromptStatus(None, "no answer" if cells else "not run")
+        good = sum(c.outcome in PASSING for c in answered)
+        labels = ", ".join(dict.fromkeys(c.label for c in answered if c.outcome not in PASSING))
+        tail = f" ({labels})" if labels else ""
+        return PromptStatus(good == len(answered), f"{good}/{len(answered)} passed{tail}")
+
+    def prompts(self, mode: CellMode) -> tuple[str, ...]:
+        """The prompts run in ``mode``, in order."""
+        stage = _PROMPT_STAGES[mode]
+        return tuple(dict.fromkeys(c.case for c in self.cells if c.stage is stage))
+
+    def findings(self) -> dict[str, tuple[str, ...]]:
+        """Each finding code seen, with the cells it was seen in."""
+        seen: dict[str, list[str]] = {}
+        for cell in self.cells:
+            codes = [f.code for f in cell.findings]
+            codes += [f.code for f in cell.reply.findings] if cell.reply else []
+            for code in dict.fromkeys(codes):
+                seen.setdefault(code, []).append(cell.id)
+        return {code: tuple(ids) for code, ids in seen.items()}
+
+
+def read_run(path: Path) -> Run:
+    """A ``Run`` from one ``results.json``; ``InputError`` where the file is wrong."""
+    cells, data = load_results(path)
+    verdict: dict[str, Any] | None = data.get("verdict")
+    rates: dict[str, float] = {}
+    mode = dialect = None
+    if verdict is not None:
+        mode = verdict["mode"]
+        dialect = verdict["dialect"]["dialect"] or verdict["dialect"].get("best")
+        for name in RATES:
+            family, _, rate = name.partition(".")
+            value = verdict[family].get(rate)
+            if value is None:  # version 1 files don't write the rates out
+                counts = verdict[family]
+                part = counts["passed" if rate == "rate" else "clean"]
+                value = part / counts["total"] if counts["total"] else 0.0
+            rates[name] = float(value)
+    return Run(
+        target=data["target"],
+        source=str(path),
+        matrix_digest=data["matrix"]["digest"],
+        mode=mode,
+        dialect=dialect,
+        rates=rates,
+        cells=cells,
+        unusable=data.get("unusable"),
+        stopped=data.get("stopped"),
+    )
+
+
+def load_runs(sources: Iterable[Path | str]) -> tuple[Run, ...]:
+    """Every run in ``sources``: ``results.json`` files, or folders searched for them.
+
+    Two results for one target are refused: which of them a gate should believe is unclear.
+    """
+    runs: list[Run] = []
+    seen: dict[str, str] = {}
+    for source in sources:
+        for path in _files(Path(source)):
+            run = read_run(path)
+            if run.target in seen:
+                raise InputError(
+                    f"{path}: results for {run.target} again (also in {seen[run.target]}).",
+                    hint="Give each target's results once.",
+                )
+            seen[run.target] = str(path)
+            runs.append(run)
+    return tuple(runs)
+
+
+def _files(source: Path) -> list[Path]:
+    if not source.is_dir():
+        return [source]
+    found = sorted(source.rglob("results.json"))
+    if not found:
+        raise InputError(
+            f"{source}: a folder with no results.json in it.",
+            hint="Give the results.json files, or the folder `conchcheck probe --out` wrote.",
+        )
+    return found
