@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typer._click import exceptions as clicks
 
     from conchcheck.capabilities import CapabilityFile
+    from conchcheck.fleet import FleetSpec
 else:
     try:  # Typer vendors Click as typer._click since 0.2x; before, it used Click itself.
         from typer._click import exceptions as clicks
@@ -205,12 +206,21 @@ app.add_typer(cache_app, name="cache")
 
 @app.command()
 def probe(
-    target: Annotated[str, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")],
+    target: Annotated[
+        str | None, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")
+    ] = None,
     base_url: Annotated[
         str | None,
         typer.Option(help="Any OpenAI-compatible server, or another URL for the provider."),
     ] = None,
     matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
+    targets: Annotated[
+        Path | None,
+        typer.Option(help="A YAML file of many targets to probe at once, instead of TARGET."),
+    ] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="With --targets: probe only shard I of N (I/N).")
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Report folder [default: ./conchcheck-out/<target>].")
     ] = None,
@@ -267,15 +277,19 @@ def probe(
         bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
     ] = False,
 ) -> None:
-    """Probe TARGET with a matrix; write reports and the capability entry.
+    """Probe TARGET (or every target of --targets) with a matrix; write reports and the
+    capability entry.
 
     Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
     (unreachable, auth, unknown model) · 4 stopped early (budget, deadline, Ctrl-C, SIGTERM,
-    SIGHUP; the partial results are written).
+    SIGHUP; the partial results are written). With --targets, the worst of the targets':
+    3, then 4, then 1, then 0.
     """
     from conchcheck import console
+    from conchcheck.fleet import FleetSpec
     from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
     from conchcheck.probe import ProbeOptions
+    from conchcheck.targets import Shard
     from conchcheck.wire.transport import Policy
 
     options = ProbeOptions(
@@ -283,6 +297,21 @@ def probe(
         max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
                                              concurrency=concurrency),
     )  # fmt: skip
+    if (target is None) == (targets is None):
+        raise InputError("Give a TARGET or --targets, one of the two.", hint=_PROBE_HELP)
+    if targets is not None:
+        alone = {"--base-url": base_url, "--api-key-env": api_key_env, "--resume": resume}
+        _probe_targets(
+            FleetSpec(targets, out, None if shard is None else Shard.parse(shard), matrix,
+                      tuple(report_format or ReportFormat), cache, options=options,
+                      expect_mode=expect_mode, expect_dialect=expect_dialect,
+                      command=" ".join(["conchcheck", *sys.argv[1:]])),
+            [name for name, given in alone.items() if given] + ["--use-cache"] * use_cache,
+            as_json=as_json,
+        )  # fmt: skip
+    if shard is not None:
+        raise InputError("--shard: only with --targets.", hint=_PROBE_HELP)
+    assert target is not None
     spec = JobSpec(
         target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
         api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
@@ -308,6 +337,28 @@ def probe(
         console.complain(outcome.message)
         shown = replace(outcome, message="Reports of what was tried are written.")
     console.emit_json(outcome) if as_json else console.show_outcome(shown)
+    raise typer.Exit(outcome.exit_code)
+
+
+_PROBE_HELP = "See `conchcheck probe --help`."
+
+
+def _probe_targets(spec: FleetSpec, per_target: list[str], *, as_json: bool) -> NoReturn:
+    from conchcheck import console
+    from conchcheck.fleet import Fleet, index_data
+
+    if per_target:
+        raise InputError(
+            f"{per_target[0]}: not with --targets; a targets file sets it for each target.",
+            hint="Write base_url or api_key_env in the file's entry for that target.",
+        )
+    fleet = Fleet(spec)
+    with _stop_signals() as caught:
+        try:
+            outcome = fleet.run()
+        except KeyboardInterrupt:
+            outcome = fleet.stop(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
+    console.emit_json(index_data(outcome)) if as_json else console.show_fleet(outcome)
     raise typer.Exit(outcome.exit_code)
 
 

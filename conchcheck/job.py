@@ -22,6 +22,7 @@ from conchcheck.errors import InputError
 from conchcheck.files import folder_problem
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
+from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
 from conchcheck.results import Mode, ProbeResult
@@ -157,12 +158,24 @@ class Job:
 
     def run(self, observer: ProbeObserver | None = None) -> ProbeResult:
         """Probe the target (the key is read here, so a cached answer needs none)."""
+        self.resolve_key()
+        return asyncio.run(self.probing(observer))
+
+    def resolve_key(self) -> Secret | None:
+        """Read the target's key; ``CredentialsError`` (exit 3) when its variable is unset."""
         self.key = resolve_key(self.target.provider, api_key_env=self.spec.api_key_env)
+        return self.key
+
+    async def probing(
+        self, observer: ProbeObserver | None = None, *, shared: ProviderLimit | None = None
+    ) -> ProbeResult:
+        """Probe the target in the running loop, with the key ``resolve_key`` read; ``shared``
+        holds the provider's limits when other probes of it run at the same time."""
         self.probe = Probe(
             self.target, self.matrix, key=self.key, options=self.spec.options,
-            transport=self.transport, observer=observer, resume=self._prior,
+            transport=self.transport, observer=observer, resume=self._prior, shared=shared,
         )  # fmt: skip
-        return asyncio.run(self.probe.run())
+        return await self.probe.run()
 
     def partial(self, reason: str) -> ProbeResult | None:
         """The cells so far, after an interrupt."""

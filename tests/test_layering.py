@@ -31,6 +31,8 @@ LAYER_OF = {
     "report": "report",
     "capabilities": "capabilities",
     "job": "job",
+    "fleet": "job",
+    "targets": "job",
     "console": "console",
     "cli": "cli",
     "__main__": "cli",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from jsonschema import SchemaError
@@ -70,7 +70,7 @@ def builtin_matrices() -> list[str]:
 def load_matrix(path_or_name: Path | str) -> Matrix:
     """A matrix from a YAML file or by built-in name; ``MatrixError`` lists every problem."""
     text, source = _read(path_or_name)
-    checker = _Checker(text, source)
+    checker = DocumentChecker(text, source)
     if checker.problems:
         raise MatrixError(source, checker.problems)
     return _build(checker.data, source)
@@ -79,7 +79,7 @@ def load_matrix(path_or_name: Path | str) -> Matrix:
 def validate_file(path_or_name: Path | str) -> list[str]:
     """Every problem of a matrix as ``file:line: $.path: message``, sorted by line."""
     text, source = _read(path_or_name)
-    return _Checker(text, source).problems
+    return DocumentChecker(text, source).problems
 
 
 def _read(path_or_name: Path | str) -> tuple[str, str]:
@@ -98,8 +98,14 @@ def _read(path_or_name: Path | str) -> tuple[str, str]:
         ) from None
 
 
-class _Checker:
-    """Reads a matrix's text and collects every problem with the line it is on."""
+class DocumentChecker:
+    """Reads a matrix's text and collects every problem with the line it is on.
+
+    The YAML reading and the schema check serve any file conchcheck reads this way: a
+    subclass names its shipped ``schema`` and adds its own ``semantics`` (``conchcheck.targets``).
+    """
+
+    schema: ClassVar[str] = "matrix"
 
     def __init__(self, text: str, source: str) -> None:
         self.text, self.source = text, source
@@ -132,7 +138,7 @@ class _Checker:
         finally:
             loader.dispose()
         self.data = self.plain(raw, [], 0)
-        for path, message in jsonschemas.problems("matrix", self.data):
+        for path, message in jsonschemas.problems(self.schema, self.data):
             self.add(path, message)
         if isinstance(self.data, dict):
             self.semantics(self.data)
@@ -142,6 +148,7 @@ class _Checker:
         self.problems = [f"{source}:{n}: {where}: {message}" for n, where, message in sorted(lines)]
 
     def add(self, path: _Path, message: str, line: int | None = None) -> None:
+        """A problem at ``path`` (on ``line``, when the path can't find it)."""
         self.found.append((path, message, line))
 
     def line(self, path: _Path, line: int | None = None) -> int:
@@ -166,6 +173,7 @@ class _Checker:
         return found
 
     def duplicate_keys(self, node: yaml.Node | None, path: _Path, depth: int) -> None:
+        """A problem for each key a mapping under ``node`` has twice."""
         if depth > MAX_DEPTH:
             return
         if isinstance(node, yaml.MappingNode):
@@ -208,6 +216,7 @@ class _Checker:
         return str(value)
 
     def semantics(self, data: dict[str, Any]) -> None:
+        """What the schema can't say about a matrix: unique ids, tools that exist, …"""
         tools = data["tools"] if isinstance(data.get("tools"), dict) else {}
         cases, prompts = _items(data, "schema_cases"), _items(data, "prompts")
         if not data.get("schema_cases") and not data.get("prompts"):
@@ -236,6 +245,7 @@ class _Checker:
     def case(
         self, where: _Path, case: dict[str, Any], tools: dict[str, Any], names: dict[str, str]
     ) -> None:
+        """A schema case: its tool, its copies, and names no other case uses."""
         spec, copies = case.get("tool"), case.get("copies")
         valid = case.get("valid", True) is not False
         if "copies" in case and not valid:
@@ -261,6 +271,7 @@ class _Checker:
         names.update(dict.fromkeys(expanded, str(case.get("id"))))
 
     def prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
+        """A prompt's tools, expected calls and follow-up."""
         offered: dict[str, dict[str, Any]] = {}
         ids: list[Any] = prompt["tools"] if isinstance(prompt.get("tools"), list) else []
         complete = bool(ids)
@@ -313,6 +324,7 @@ class _Checker:
             self.add([*where, "follow_up"], "a follow-up needs an expected call to answer")
 
     def arguments(self, path: _Path, arguments: dict[str, Any], tool: dict[str, Any]) -> None:
+        """Expected arguments the tool's closed parameters don't have."""
         params = tool.get("parameters")
         if not isinstance(params, dict) or params.get("additionalProperties") not in (None, False):
             return
