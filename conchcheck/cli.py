@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from typer._click import exceptions as clicks
 
     from conchcheck.capabilities import CapabilityFile
-    from conchcheck.fleet import FleetSpec
 else:
     try:  # Typer vendors Click as typer._click since 0.2x; before, it used Click itself.
         from typer._click import exceptions as clicks
@@ -214,13 +213,8 @@ def probe(
         typer.Option(help="Any OpenAI-compatible server, or another URL for the provider."),
     ] = None,
     matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
-    targets: Annotated[
-        Path | None,
-        typer.Option(help="A YAML file of many targets to probe at once, instead of TARGET."),
-    ] = None,
-    shard: Annotated[
-        str | None, typer.Option(help="With --targets: probe only shard I of N (I/N).")
-    ] = None,
+    targets: Annotated[Path | None, typer.Option(help="Many targets at once: a YAML file.")] = None,
+    shard: Annotated[str | None, typer.Option(help="With --targets: only shard I/N.")] = None,
     out: Annotated[
         Path | None, typer.Option(help="Report folder [default: ./conchcheck-out/<target>].")
     ] = None,
@@ -277,19 +271,16 @@ def probe(
         bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
     ] = False,
 ) -> None:
-    """Probe TARGET (or every target of --targets) with a matrix; write reports and the
-    capability entry.
+    """Probe TARGET or the --targets with a matrix; write reports and capability entries.
 
     Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
     (unreachable, auth, unknown model) · 4 stopped early (budget, deadline, Ctrl-C, SIGTERM,
-    SIGHUP; the partial results are written). With --targets, the worst of the targets':
-    3, then 4, then 1, then 0.
+    SIGHUP; the partial results are written). With --targets, the worst of 3, 4, 1, 0.
     """
     from conchcheck import console
-    from conchcheck.fleet import FleetSpec
+    from conchcheck.fleet import fleet_for, index_data
     from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
     from conchcheck.probe import ProbeOptions
-    from conchcheck.targets import Shard
     from conchcheck.wire.transport import Policy
 
     options = ProbeOptions(
@@ -297,20 +288,21 @@ def probe(
         max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
                                              concurrency=concurrency),
     )  # fmt: skip
-    if (target is None) == (targets is None):
-        raise InputError("Give a TARGET or --targets, one of the two.", hint=_PROBE_HELP)
-    if targets is not None:
-        alone = {"--base-url": base_url, "--api-key-env": api_key_env, "--resume": resume}
-        _probe_targets(
-            FleetSpec(targets, out, None if shard is None else Shard.parse(shard), matrix,
-                      tuple(report_format or ReportFormat), cache, options=options,
-                      expect_mode=expect_mode, expect_dialect=expect_dialect,
-                      command=" ".join(["conchcheck", *sys.argv[1:]])),
-            [name for name, given in alone.items() if given] + ["--use-cache"] * use_cache,
-            as_json=as_json,
-        )  # fmt: skip
-    if shard is not None:
-        raise InputError("--shard: only with --targets.", hint=_PROBE_HELP)
+    fleet = fleet_for(
+        target, targets, shard, {"--base-url": base_url, "--api-key-env": api_key_env,
+                                 "--resume": resume, "--use-cache": use_cache},
+        out=out, matrix=matrix, formats=tuple(report_format or ReportFormat), cache=cache,
+        options=options, expect_mode=expect_mode, expect_dialect=expect_dialect,
+        command=" ".join(["conchcheck", *sys.argv[1:]]),
+    )  # fmt: skip
+    if fleet is not None:
+        with _stop_signals() as caught:
+            try:
+                done = fleet.run()
+            except KeyboardInterrupt:
+                done = fleet.stop(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
+        console.emit_json(index_data(done)) if as_json else console.show_fleet(done)
+        raise typer.Exit(done.exit_code)
     assert target is not None
     spec = JobSpec(
         target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
@@ -337,28 +329,6 @@ def probe(
         console.complain(outcome.message)
         shown = replace(outcome, message="Reports of what was tried are written.")
     console.emit_json(outcome) if as_json else console.show_outcome(shown)
-    raise typer.Exit(outcome.exit_code)
-
-
-_PROBE_HELP = "See `conchcheck probe --help`."
-
-
-def _probe_targets(spec: FleetSpec, per_target: list[str], *, as_json: bool) -> NoReturn:
-    from conchcheck import console
-    from conchcheck.fleet import Fleet, index_data
-
-    if per_target:
-        raise InputError(
-            f"{per_target[0]}: not with --targets; a targets file sets it for each target.",
-            hint="Write base_url or api_key_env in the file's entry for that target.",
-        )
-    fleet = Fleet(spec)
-    with _stop_signals() as caught:
-        try:
-            outcome = fleet.run()
-        except KeyboardInterrupt:
-            outcome = fleet.stop(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
-    console.emit_json(index_data(outcome)) if as_json else console.show_fleet(outcome)
     raise typer.Exit(outcome.exit_code)
 
 

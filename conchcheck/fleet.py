@@ -84,6 +84,35 @@ class FleetOutcome:
     exit_code: int
 
 
+def fleet_for(
+    target: str | None,
+    targets: Path | None,
+    shard: str | None,
+    per_target: dict[str, object],
+    **common: Any,
+) -> Fleet | None:
+    """The ``Fleet`` of a ``probe`` given ``--targets`` (a ``FleetSpec`` of ``common``),
+    or None for one TARGET.
+
+    ``per_target`` are the options a targets file sets for each target instead (by name,
+    with their values): any of them given alongside ``--targets`` is refused.
+    """
+    help_ = "See `conchcheck probe --help`."
+    if (target is None) == (targets is None):
+        raise InputError("Give a TARGET or --targets, one of the two.", hint=help_)
+    if targets is None:
+        if shard is not None:
+            raise InputError("--shard: only with --targets.", hint=help_)
+        return None
+    given = [name for name, value in per_target.items() if value]
+    if given:
+        raise InputError(
+            f"{given[0]}: not with --targets; a targets file sets it for each target.",
+            hint="Write base_url or api_key_env in the file's entry for that target.",
+        )
+    return Fleet(FleetSpec(targets, shard=None if shard is None else Shard.parse(shard), **common))
+
+
 def worst(codes: list[int]) -> int:
     """The exit code of a run whose targets exited with ``codes`` (0 for none)."""
     return next((code for code in WORST_FIRST if code in codes), EXIT_DONE)
@@ -108,7 +137,8 @@ class Fleet:
             try:
                 job.resolve_key()
             except CredentialsError as exc:
-                self.missing_keys[index] = f"{exc} {exc.hint}" if exc.hint else str(exc)
+                # The CLI's hint names --api-key-env; here the file is where to say it.
+                self.missing_keys[index] = f"{exc} Set it, or give the entry an api_key_env."
         self.finished: dict[int, JobOutcome] = {}
 
     def _job_spec(self, entry: TargetEntry) -> JobSpec:

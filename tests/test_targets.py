@@ -201,7 +201,9 @@ def split(entries: list[TargetEntry], count: int) -> dict[str, int]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(order=st.permutations(MODELS), count=st.integers(1, 8), added=st.text(min_size=1, max_size=20))
+@given(
+    order=st.permutations(MODELS), count=st.integers(1, 8), added=st.text(min_size=1, max_size=20)
+)
 def test_shards_are_stable_under_reordering_and_adding(
     order: list[str], count: int, added: str
 ) -> None:

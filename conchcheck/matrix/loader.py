@@ -99,11 +99,8 @@ def _read(path_or_name: Path | str) -> tuple[str, str]:
 
 
 class DocumentChecker:
-    """Reads a matrix's text and collects every problem with the line it is on.
-
-    The YAML reading and the schema check serve any file conchcheck reads this way: a
-    subclass names its shipped ``schema`` and adds its own ``semantics`` (``conchcheck.targets``).
-    """
+    """Reads a matrix's text and collects every problem with the line it is on; a subclass
+    names another shipped ``schema`` and its own ``semantics`` (``conchcheck.targets``)."""
 
     schema: ClassVar[str] = "matrix"
 
@@ -238,14 +235,13 @@ class DocumentChecker:
                 self.stray(["schema_cases", index, "tool"], case["tool"])
         names: dict[str, str] = {}
         for index, case in cases:
-            self.case(["schema_cases", index], case, tools, names)
+            self._case(["schema_cases", index], case, tools, names)
         for index, prompt in prompts:
-            self.prompt(["prompts", index], prompt, tools)
+            self._prompt(["prompts", index], prompt, tools)
 
-    def case(
+    def _case(
         self, where: _Path, case: dict[str, Any], tools: dict[str, Any], names: dict[str, str]
     ) -> None:
-        """A schema case: its tool, its copies, and names no other case uses."""
         spec, copies = case.get("tool"), case.get("copies")
         valid = case.get("valid", True) is not False
         if "copies" in case and not valid:
@@ -270,8 +266,7 @@ class DocumentChecker:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
         names.update(dict.fromkeys(expanded, str(case.get("id"))))
 
-    def prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
-        """A prompt's tools, expected calls and follow-up."""
+    def _prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
         offered: dict[str, dict[str, Any]] = {}
         ids: list[Any] = prompt["tools"] if isinstance(prompt.get("tools"), list) else []
         complete = bool(ids)
@@ -319,12 +314,11 @@ class DocumentChecker:
             if name not in offered:
                 self.add([*path, "tool"], f"'{name}' {offer}")
             elif isinstance(call.get("arguments"), dict):
-                self.arguments([*path, "arguments"], call["arguments"], offered[name])
+                self._arguments([*path, "arguments"], call["arguments"], offered[name])
         if "follow_up" in prompt and not wants:
             self.add([*where, "follow_up"], "a follow-up needs an expected call to answer")
 
-    def arguments(self, path: _Path, arguments: dict[str, Any], tool: dict[str, Any]) -> None:
-        """Expected arguments the tool's closed parameters don't have."""
+    def _arguments(self, path: _Path, arguments: dict[str, Any], tool: dict[str, Any]) -> None:
         params = tool.get("parameters")
         if not isinstance(params, dict) or params.get("additionalProperties") not in (None, False):
             return

@@ -15,10 +15,7 @@ import itertools
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from enum import IntEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from conchcheck.probe.pacing import ProviderLimit
+from typing import Protocol
 
 
 class Urgency(IntEnum):
@@ -81,6 +78,13 @@ class Limit:
         self.free += 1
 
 
+class SharedLimit(Protocol):
+    """Limits other probes share with this one (``conchcheck.probe.pacing.ProviderLimit``)."""
+
+    def hold(self, urgency: int) -> AbstractAsyncContextManager[None]:
+        """Held, after the probe's own place, while one attempt is in flight."""
+
+
 class Budget:
     """Counts attempts and tokens; refuses the next attempt once either limit is reached."""
 
@@ -94,7 +98,7 @@ class Budget:
         """Tokens requests in flight may still spend (their prompt estimate and output limit)."""
         self.stopped: str | None = None
         self.limit = Limit(concurrency)
-        self.shared: ProviderLimit | None = None
+        self.shared: SharedLimit | None = None
         """The provider's limits, shared with other probes of it (``conchcheck.fleet``)."""
         self.by_stage: dict[str, int] = {}
         """Attempts each stage spent, retries and catalogue look-ups included."""
@@ -127,7 +131,7 @@ class Budget:
         return self._shared_slot(URGENCY.get(), self.shared)
 
     @asynccontextmanager
-    async def _shared_slot(self, urgency: int, shared: ProviderLimit) -> AsyncIterator[None]:
+    async def _shared_slot(self, urgency: int, shared: SharedLimit) -> AsyncIterator[None]:
         async with self.limit.hold(urgency), shared.hold(urgency):
             yield
 
