@@ -33,6 +33,7 @@ from conchcheck.core.arguments import ArgumentsResult
 from conchcheck.core.repair import Reading, Unreadable
 from conchcheck.core.words import WordsReading
 from conchcheck.errors import ConchcheckError
+from conchcheck.fleet import FleetOutcome
 from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
@@ -335,6 +336,25 @@ def show_outcome(outcome: JobOutcome) -> None:
         out.print(f"wrote {_text(str(path))}", soft_wrap=True)
     if outcome.entry is not None:
         out.print("capability entry written", soft_wrap=True)
+
+
+def show_fleet(outcome: FleetOutcome) -> None:
+    """A many-target run: a row a target (its exit code, verdict, folder), then the index."""
+    table = Table("target", "exit", "dialect", "mode", "folder")
+    for done in outcome.targets:
+        result = done.outcome.result
+        verdict = result.verdict if result is not None else None
+        table.add_row(
+            _text(done.entry.target.label), str(done.outcome.exit_code),
+            _text(verdict.dialect.dialect or "none") if verdict else "-",
+            verdict.mode.value if verdict else "-", _text(str(done.folder)),
+        )  # fmt: skip
+    out.print(table)
+    for done in outcome.targets:
+        if done.outcome.exit_code != 0:
+            out.print(f"{_text(done.entry.target.label)}: {_text(done.outcome.message)}")
+    shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
+    out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)
 
 
 def show_cached(entry: Entry) -> None:

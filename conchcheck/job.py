@@ -24,6 +24,7 @@ from conchcheck.files import folder_problem, load_json, problem
 from conchcheck.jsonschemas import problems
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
+from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.redaction import held
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
@@ -193,6 +194,18 @@ class Job:
 
     def run(self, observer: ProbeObserver | None = None) -> ProbeResult:
         """Probe the target (the key is read here, so a cached answer needs none)."""
+        self.resolve_key()
+        try:
+            return asyncio.run(self.probing(observer))
+        except Exception:
+            # The engine may wrap the replay's error in its own; the replay's is the news.
+            missing = getattr(self.transport, "missing", None)
+            if missing is not None:
+                raise missing from None
+            raise
+
+    def resolve_key(self) -> Secret | None:
+        """Read the target's key; ``CredentialsError`` (exit 3) when its variable is unset."""
         try:
             self.key = resolve_key(self.target.provider, api_key_env=self.spec.api_key_env)
         except CredentialsError:
@@ -200,18 +213,18 @@ class Job:
                 raise
             # Recorded keys are masked; a stand-in is masked the same way wherever it goes.
             self.key = Secret(REPLAY_KEY)
+        return self.key
+
+    async def probing(
+        self, observer: ProbeObserver | None = None, *, shared: ProviderLimit | None = None
+    ) -> ProbeResult:
+        """Probe the target in the running loop, with the key ``resolve_key`` read; ``shared``
+        holds the provider's limits when other probes of it run at the same time."""
         self.probe = Probe(
             self.target, self.matrix, key=self.key, options=self.spec.options,
-            transport=self.transport, observer=observer, resume=self._prior,
+            transport=self.transport, observer=observer, resume=self._prior, shared=shared,
         )  # fmt: skip
-        try:
-            return asyncio.run(self.probe.run())
-        except Exception:
-            # The engine may wrap the replay's error in its own; the replay's is the news.
-            missing = getattr(self.transport, "missing", None)
-            if missing is not None:
-                raise missing from None
-            raise
+        return await self.probe.run()
 
     def partial(self, reason: str) -> ProbeResult | None:
         """The cells so far, after an interrupt."""

@@ -270,7 +270,7 @@ case("format-unknown", probe("--format", "xml"), "conchcheck: --format: 'xml' is
 case("option-unknown", probe("--bogus"), "conchcheck: --bogus: no such option; did you mean --out? See `python -m conchcheck probe --help`.")
 case("option-misspelt", probe("--timout", "5"), "conchcheck: --timout: no such option; did you mean --out or --timeout? See `python -m conchcheck probe --help`.")
 case("command-unknown", ("prob", "vllm:m"), "conchcheck: No such command 'prob'. Did you mean 'probe'? See `python -m conchcheck --help`.")
-case("target-missing", ("probe", "--base-url", "{url}"), "conchcheck: TARGET: required, but not given. See `python -m conchcheck probe --help`.")
+case("target-missing", ("probe", "--base-url", "{url}"), "conchcheck: Give a TARGET or --targets, one of the two. See `conchcheck probe --help`.")
 case("target-extra-argument", probe("another:target"), "conchcheck: Got unexpected extra argument(s) (another:target). See `python -m conchcheck probe --help`.")
 case("base-url-port-99999", ("probe", "vllm:m", "--base-url", "http://127.0.0.1:99999/v1", "--out", "{out}"), "conchcheck: The base URL 'http://127.0.0.1:99999/v1' has no port from 1 to 65535. Write it like http://127.0.0.1:8080/v1 or http://[::1]:8080/v1.")
 case("base-url-port-0", ("probe", "vllm:m", "--base-url", "http://127.0.0.1:0/v1", "--out", "{out}"), "conchcheck: The base URL 'http://127.0.0.1:0/v1' has no port from 1 to 65535. Write it like http://127.0.0.1:8080/v1 or http://[::1]:8080/v1.")

@@ -236,9 +236,14 @@ def test_progress_advances_each_stage_on_its_own_bar(monkeypatch) -> None:
             id="misspelt-option",
         ),
         pytest.param(
-            ("probe",),
-            "conchcheck: TARGET: required, but not given. See `root probe --help`.\n",
+            ("cache", "show"),
+            "conchcheck: TARGET: required, but not given. See `root cache show --help`.\n",
             id="missing-argument",
+        ),
+        pytest.param(
+            ("probe",),
+            "conchcheck: Give a TARGET or --targets, one of the two. See `conchcheck probe --help`.\n",
+            id="probe-without-target-or-targets",
         ),
         pytest.param(
             ("cache", "list", "--json", "--cache"),

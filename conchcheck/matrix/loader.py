@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from jsonschema import SchemaError
@@ -70,7 +70,7 @@ def builtin_matrices() -> list[str]:
 def load_matrix(path_or_name: Path | str) -> Matrix:
     """A matrix from a YAML file or by built-in name; ``MatrixError`` lists every problem."""
     text, source = _read(path_or_name)
-    checker = _Checker(text, source)
+    checker = DocumentChecker(text, source)
     if checker.problems:
         raise MatrixError(source, checker.problems)
     return _build(checker.data, source)
@@ -79,7 +79,7 @@ def load_matrix(path_or_name: Path | str) -> Matrix:
 def validate_file(path_or_name: Path | str) -> list[str]:
     """Every problem of a matrix as ``file:line: $.path: message``, sorted by line."""
     text, source = _read(path_or_name)
-    return _Checker(text, source).problems
+    return DocumentChecker(text, source).problems
 
 
 def _read(path_or_name: Path | str) -> tuple[str, str]:
@@ -98,8 +98,11 @@ def _read(path_or_name: Path | str) -> tuple[str, str]:
         ) from None
 
 
-class _Checker:
-    """Reads a matrix's text and collects every problem with the line it is on."""
+class DocumentChecker:
+    """Reads a matrix's text and collects every problem with the line it is on; a subclass
+    names another shipped ``schema`` and its own ``semantics`` (``conchcheck.targets``)."""
+
+    schema: ClassVar[str] = "matrix"
 
     def __init__(self, text: str, source: str) -> None:
         self.text, self.source = text, source
@@ -132,7 +135,7 @@ class _Checker:
         finally:
             loader.dispose()
         self.data = self.plain(raw, [], 0)
-        for path, message in jsonschemas.problems("matrix", self.data):
+        for path, message in jsonschemas.problems(self.schema, self.data):
             self.add(path, message)
         if isinstance(self.data, dict):
             self.semantics(self.data)
@@ -142,6 +145,7 @@ class _Checker:
         self.problems = [f"{source}:{n}: {where}: {message}" for n, where, message in sorted(lines)]
 
     def add(self, path: _Path, message: str, line: int | None = None) -> None:
+        """A problem at ``path`` (on ``line``, when the path can't find it)."""
         self.found.append((path, message, line))
 
     def line(self, path: _Path, line: int | None = None) -> int:
@@ -166,6 +170,7 @@ class _Checker:
         return found
 
     def duplicate_keys(self, node: yaml.Node | None, path: _Path, depth: int) -> None:
+        """A problem for each key a mapping under ``node`` has twice."""
         if depth > MAX_DEPTH:
             return
         if isinstance(node, yaml.MappingNode):
@@ -208,6 +213,7 @@ class _Checker:
         return str(value)
 
     def semantics(self, data: dict[str, Any]) -> None:
+        """What the schema can't say about a matrix: unique ids, tools that exist, …"""
         tools = data["tools"] if isinstance(data.get("tools"), dict) else {}
         cases, prompts = _items(data, "schema_cases"), _items(data, "prompts")
         if not data.get("schema_cases") and not data.get("prompts"):
@@ -229,11 +235,11 @@ class _Checker:
                 self.stray(["schema_cases", index, "tool"], case["tool"])
         names: dict[str, str] = {}
         for index, case in cases:
-            self.case(["schema_cases", index], case, tools, names)
+            self._case(["schema_cases", index], case, tools, names)
         for index, prompt in prompts:
-            self.prompt(["prompts", index], prompt, tools)
+            self._prompt(["prompts", index], prompt, tools)
 
-    def case(
+    def _case(
         self, where: _Path, case: dict[str, Any], tools: dict[str, Any], names: dict[str, str]
     ) -> None:
         spec, copies = case.get("tool"), case.get("copies")
@@ -260,7 +266,7 @@ class _Checker:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
         names.update(dict.fromkeys(expanded, str(case.get("id"))))
 
-    def prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
+    def _prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
         offered: dict[str, dict[str, Any]] = {}
         ids: list[Any] = prompt["tools"] if isinstance(prompt.get("tools"), list) else []
         complete = bool(ids)
@@ -308,11 +314,11 @@ class _Checker:
             if name not in offered:
                 self.add([*path, "tool"], f"'{name}' {offer}")
             elif isinstance(call.get("arguments"), dict):
-                self.arguments([*path, "arguments"], call["arguments"], offered[name])
+                self._arguments([*path, "arguments"], call["arguments"], offered[name])
         if "follow_up" in prompt and not wants:
             self.add([*where, "follow_up"], "a follow-up needs an expected call to answer")
 
-    def arguments(self, path: _Path, arguments: dict[str, Any], tool: dict[str, Any]) -> None:
+    def _arguments(self, path: _Path, arguments: dict[str, Any], tool: dict[str, Any]) -> None:
         params = tool.get("parameters")
         if not isinstance(params, dict) or params.get("additionalProperties") not in (None, False):
             return

@@ -15,6 +15,7 @@ import itertools
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from enum import IntEnum
+from typing import Protocol
 
 
 class Urgency(IntEnum):
@@ -77,6 +78,13 @@ class Limit:
         self.free += 1
 
 
+class SharedLimit(Protocol):
+    """Limits other probes share with this one (``conchcheck.probe.pacing.ProviderLimit``)."""
+
+    def hold(self, urgency: int) -> AbstractAsyncContextManager[None]:
+        """Held, after the probe's own place, while one attempt is in flight."""
+
+
 class Budget:
     """Counts attempts and tokens; refuses the next attempt once either limit is reached."""
 
@@ -90,6 +98,8 @@ class Budget:
         """Tokens requests in flight may still spend (their prompt estimate and output limit)."""
         self.stopped: str | None = None
         self.limit = Limit(concurrency)
+        self.shared: SharedLimit | None = None
+        """The provider's limits, shared with other probes of it (``conchcheck.fleet``)."""
         self.by_stage: dict[str, int] = {}
         """Attempts each stage spent, retries and catalogue look-ups included."""
 
@@ -114,8 +124,16 @@ class Budget:
         return True
 
     def slot(self) -> AbstractAsyncContextManager[None]:
-        """A place in the one concurrency limit, at the current task's urgency."""
-        return self.limit.hold(URGENCY.get())
+        """A place in the one concurrency limit, at the current task's urgency; then one in
+        the provider's shared limits, when the probe has them."""
+        if self.shared is None:
+            return self.limit.hold(URGENCY.get())
+        return self._shared_slot(URGENCY.get(), self.shared)
+
+    @asynccontextmanager
+    async def _shared_slot(self, urgency: int, shared: SharedLimit) -> AsyncIterator[None]:
+        async with self.limit.hold(urgency), shared.hold(urgency):
+            yield
 
     def reserve(self, wanted: int, prompt_estimate: int) -> int | None:
         """Hold what a request may spend: ``wanted`` output tokens, cut to what the budget has

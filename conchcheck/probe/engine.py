@@ -23,6 +23,7 @@ from conchcheck.probe.context import CHAIN, Context, ProbeObserver, ProbeOptions
 from conchcheck.probe.dialect import run_dialects, run_invalid_cases
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.followups import round_trip, streaming
+from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.probe.prompts import native_prompt, words_prompt
 from conchcheck.results import Cell, Outcome, ProbeResult, RequestEvidence, Stage
 from conchcheck.verdict import decide, decide_dialect
@@ -53,6 +54,7 @@ class Probe:
         transport: Transport | None = None,
         observer: ProbeObserver | None = None,
         resume: Iterable[Cell] = (),
+        shared: ProviderLimit | None = None,
     ) -> None:
         self.target = target
         self.matrix = matrix
@@ -61,6 +63,8 @@ class Probe:
         self.transport = transport
         self.observer = observer
         self.resume = tuple(resume)
+        self.shared = shared
+        """Limits shared with other probes of the same provider (``conchcheck.fleet``)."""
         self.ctx: Context | None = None
         self.unusable: str | None = None
         self.spans: dict[Stage, list[float]] = {}
@@ -74,6 +78,7 @@ class Probe:
                 self.target, self.matrix, self.options, wire, adapter_for(self.target),
                 self.key, self.observer, self.resume,
             )  # fmt: skip
+            ctx.budget.shared = self.shared
             wire.gate = ctx.budget
             self.ctx = ctx
             deadline = self.options.deadline

@@ -1,0 +1,177 @@
+"""``conchcheck probe``: one target or many, and how a probe is stopped."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from conchcheck.cli.app import app
+from conchcheck.report import ReportFormat
+
+if TYPE_CHECKING:
+    pass
+
+
+@app.command()
+def probe(
+    target: Annotated[
+        str | None, typer.Argument(help="provider:model, e.g. openrouter:qwen/qwen3-8b")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Any OpenAI-compatible server, or another URL for the provider."),
+    ] = None,
+    matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
+    targets: Annotated[Path | None, typer.Option(help="Many targets at once: a YAML file.")] = None,
+    shard: Annotated[str | None, typer.Option(help="With --targets: only shard I/N.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Report folder [default: ./conchcheck-out/<target>].")
+    ] = None,
+    report_format: Annotated[
+        list[ReportFormat] | None,
+        typer.Option("--format", help="Reports to write (repeat); all by default."),
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(help="Capability file [default: $CONCHCHECK_CACHE or the user cache]."),
+    ] = None,
+    use_cache: Annotated[
+        bool,
+        typer.Option(
+            "--use-cache", help="Skip the probe when the capability file has a fresh entry."
+        ),
+    ] = False,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="Read the key from this variable instead of the provider's."),
+    ] = None,
+    allow_insecure: Annotated[
+        bool, typer.Option("--allow-insecure", help="Allow a key over plain http to another host.")
+    ] = False,
+    # Ranges are checked by JobSpec, so a Python caller meets the same limits and words.
+    concurrency: Annotated[int, typer.Option(help="Requests at once (1-64).")] = 4,
+    repeat: Annotated[int, typer.Option(help="Run each prompt N times (1-100).")] = 1,
+    threshold: Annotated[float, typer.Option(help="Pass rate a mode needs (0-1).")] = 0.5,
+    max_requests: Annotated[
+        int | None, typer.Option(help="Stop after N requests (exit 4).")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Stop after N tokens (exit 4).")] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for a reply (0.1-86400).")
+    ] = 120.0,
+    deadline: Annotated[
+        float | None,
+        typer.Option(help="Seconds the whole probe may take; then it stops (exit 4)."),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(help="A results.json to continue without repeating finished cells."),
+    ] = None,
+    record: Annotated[
+        Path | None, typer.Option(help="Write every exchange to this file (keys masked).")
+    ] = None,
+    replay: Annotated[
+        Path | None, typer.Option(help="Answer every request from this recording; no network.")
+    ] = None,
+    expect_mode: Annotated[
+        str | None, typer.Option(help="Exit 1 unless the mode is this (native, words, none).")
+    ] = None,
+    expect_dialect: Annotated[
+        str | None, typer.Option(help="Exit 1 unless the dialect is this.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the verdict as JSON on stdout.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
+    ] = False,
+) -> None:
+    """Probe TARGET or the --targets with a matrix; write reports and capability entries.
+
+    Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
+    (unreachable, auth, unknown model) · 4 stopped early (budget, deadline, Ctrl-C, SIGTERM,
+    SIGHUP; the partial results are written). With --targets, the worst of 3, 4, 1, 0.
+    """
+    from conchcheck import console
+    from conchcheck.fleet import fleet_for, index_data
+    from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
+    from conchcheck.probe import ProbeOptions
+    from conchcheck.wire.transport import Policy
+
+    options = ProbeOptions(
+        repeat=repeat, threshold=threshold, max_requests=max_requests, deadline=deadline,
+        max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
+                                             concurrency=concurrency),
+    )  # fmt: skip
+    fleet = fleet_for(
+        target, targets, shard, {"--base-url": base_url, "--api-key-env": api_key_env,
+                                 "--resume": resume, "--use-cache": use_cache},
+        out=out, matrix=matrix, formats=tuple(report_format or ReportFormat), cache=cache,
+        options=options, expect_mode=expect_mode, expect_dialect=expect_dialect,
+        command=" ".join(["conchcheck", *sys.argv[1:]]),
+    )  # fmt: skip
+    if fleet is not None:
+        with _stop_signals() as caught:
+            try:
+                done = fleet.run()
+            except KeyboardInterrupt:
+                done = fleet.stop(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
+        console.emit_json(index_data(done)) if as_json else console.show_fleet(done)
+        raise typer.Exit(done.exit_code)
+    assert target is not None
+    spec = JobSpec(
+        target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
+        api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
+        expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
+        record=record, replay=replay,
+    )  # fmt: skip
+    job = Job(spec)
+    cached = job.cached()
+    if cached is not None:
+        console.emit_json(cached) if as_json else console.show_cached(cached)
+        raise typer.Exit(0)
+    with console.progress(quiet=quiet or as_json) as observer, _stop_signals() as caught:
+        try:
+            result = job.run(observer)
+        except KeyboardInterrupt:
+            partial = job.partial(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
+            if partial is None:
+                raise typer.Exit(4) from None
+            result = partial
+    outcome = job.finish(result)
+    shown = outcome
+    if outcome.exit_code == EXIT_UNUSABLE:
+        # Why the target can't be probed is commentary, not the product: stderr (G13).
+        console.complain(outcome.message)
+        shown = replace(outcome, message="Reports of what was tried are written.")
+    console.emit_json(outcome) if as_json else console.show_outcome(shown)
+    raise typer.Exit(outcome.exit_code)
+
+
+@contextmanager
+def _stop_signals() -> Iterator[list[str]]:
+    """SIGTERM and SIGHUP stop a probe as Ctrl-C does: partial results written, exit 4.
+
+    Each is turned into a SIGINT, so it takes the one path Ctrl-C takes (asyncio cancels
+    the probe, ``KeyboardInterrupt`` reaches ``probe``); the list names what came.
+    """
+    caught: list[str] = []
+
+    def stop(number: int, frame: object) -> None:
+        caught.append(signal.Signals(number).name)
+        signal.raise_signal(signal.SIGINT)
+
+    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]  # no SIGHUP on Windows
+    before = {n: signal.signal(getattr(signal, n), stop) for n in names}
+    try:
+        yield caught
+    finally:
+        for name, handler in before.items():
+            signal.signal(getattr(signal, name), handler)
