@@ -1,7 +1,8 @@
 """The composite Action and the example workflow: valid by GitHub's documented syntax.
 
 ``action.yml`` is checked against ``tests/data/action-metadata.schema.json`` (written from
-GitHub's metadata syntax page); the workflow by actionlint when it is installed.
+GitHub's metadata syntax page); the workflows against tests/data/workflow.schema.json (written
+from GitHub's workflow syntax reference), and by actionlint too when it is installed.
 """
 
 from __future__ import annotations
@@ -63,3 +64,59 @@ def test_actionlint_finds_nothing_in_the_example_workflow():
         ["actionlint", "-no-color", str(WORKFLOW)], capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (0, "")
+
+
+# YAML 1.1, as PyYAML reads it, takes a bare `on` key for true; GitHub reads it as "on".
+def _workflow(path: Path) -> dict[str, object]:
+    flow = yaml.safe_load(path.read_text())
+    if True in flow:
+        flow["on"] = flow.pop(True)
+    return flow
+
+
+CONTEXTS = {"github", "env", "vars", "job", "jobs", "steps", "runner", "secrets", "strategy",
+            "matrix", "needs", "inputs"}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "docs/workflows").glob("*.yml")), ids=str)
+def test_the_example_workflows_fit_githubs_workflow_syntax(path: Path) -> None:
+    schema = json.loads((ROOT / "tests/data/workflow.schema.json").read_text())
+    flow = _workflow(path)
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in Draft202012Validator(schema).iter_errors(flow)
+    ]
+    assert errors == []
+    text = path.read_text()
+    # Every expression is closed and reads only contexts GitHub provides.
+    assert text.count("${{") == text.count("}}")
+    used = set(re.findall(r"\$\{\{\s*!?\s*([a-z]+)[.\s]", text))
+    assert used <= CONTEXTS, used - CONTEXTS
+
+
+@pytest.mark.parametrize(
+    ("mistake", "path"),
+    [
+        pytest.param({"runs_on": "x"}, "jobs/probe", id="misspelt-job-key"),
+        pytest.param(
+            {"steps": [{"name": "nothing to do"}]},
+            "jobs/probe/steps/0",
+            id="step-without-uses-or-run",
+        ),
+        pytest.param(
+            {"steps": [{"uses": "actions/checkout"}]},
+            "jobs/probe/steps/0/uses",
+            id="action-without-a-version",
+        ),
+    ],
+)
+def test_the_workflow_schema_catches_mistakes(mistake: dict[str, object], path: str) -> None:
+    schema = json.loads((ROOT / "tests/data/workflow.schema.json").read_text())
+    flow = _workflow(WORKFLOW)
+    job = dict(flow["jobs"]["probe"])  # type: ignore[index]
+    job.update(mistake)
+    flow["jobs"] = {"probe": job}
+    found = {
+        "/".join(map(str, e.absolute_path)) for e in Draft202012Validator(schema).iter_errors(flow)
+    }
+    assert path in found
