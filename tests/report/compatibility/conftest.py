@@ -50,9 +50,10 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
     root = tmp_path_factory.mktemp("probed")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(socket.socket, "connect", _loopback_only)
+        # Keys a probe holds stay masked for the whole process: none shares text with goldens.
         patch.setenv("CONCHCHECK_CACHE", str(root / "capabilities.yaml"))
-        patch.setenv("GEMINI_API_KEY", "AIzaEmulatedKey0123456789abcdef")
-        patch.setenv("OPENROUTER_API_KEY", "sk-or-emulated-0123456789abcdef")
+        patch.setenv("GEMINI_API_KEY", "AIzaCompatReportKeyQwertyuiopZx")
+        patch.setenv("OPENROUTER_API_KEY", "sk-or-compat-report-qwertyuiopzx")
         yield {
             target: probe_into(target, make(), root / target.replace(":", "-"))
             for target, make in PROFILES.items()
