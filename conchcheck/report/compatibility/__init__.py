@@ -1,0 +1,99 @@
+"""The compatibility report across many probes: a table of targets × features as Markdown
+and as one self-contained HTML page, a badge per target, a diff against a baseline, and the
+joining of CI shards. Renderers are pure; ``write_compatibility`` and ``merge`` write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from conchcheck.errors import InputError
+from conchcheck.report.compatibility import badge, markdown, page
+from conchcheck.report.compatibility.diff import Change, Diff, compare
+from conchcheck.report.compatibility.shards import (
+    load_all,
+    merge,
+    refuse_duplicates,
+    results_files,
+)
+from conchcheck.report.compatibility.table import CompatTable, Mark, Row, Status, build_table
+
+__all__ = [
+    "Change",
+    "CompatTable",
+    "Diff",
+    "Mark",
+    "Row",
+    "Status",
+    "build_table",
+    "compare",
+    "load_table",
+    "merge",
+    "render_compatibility",
+    "results_files",
+    "write_compatibility",
+]
+
+MARKDOWN = "compatibility.md"
+HTML = "compatibility.html"
+BADGES = "badges"
+
+
+def load_table(paths: Sequence[Path]) -> CompatTable:
+    """The table of the results files (or folders of them) at ``paths``; each target once."""
+    loaded = load_all(paths)
+    if not loaded:
+        raise InputError("No results were given.", hint="conchcheck report RESULTS… --out DIR")
+    refuse_duplicates(loaded)
+    return build_table([(cells, data) for _, cells, data in loaded])
+
+
+def render_compatibility(
+    table: CompatTable, *, generated: str, version: str, baseline: CompatTable | None = None
+) -> dict[str, str]:
+    """Every file of the report, by its path in the output folder, as text."""
+    diff = compare(table, baseline) if baseline is not None else None
+    texts = {
+        MARKDOWN: markdown.render(table, generated, version, diff),
+        HTML: page.render(table, generated, version, diff),
+    }
+    names: set[str] = set()
+    for row in table.rows:
+        name = badge.filename(row.target)
+        while name in names:
+            name = name.removesuffix(".svg") + "-2.svg"
+        names.add(name)
+        texts[f"{BADGES}/{name}"] = badge.render(row)
+    return texts
+
+
+def write_compatibility(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    generated: str,
+    version: str,
+    baseline: Sequence[Path] = (),
+) -> list[Path]:
+    """Read, render, then write the report to ``out``; the files written, in order."""
+    from conchcheck.redaction import held
+    from conchcheck.replacement import replace_file
+
+    table = load_table(paths)
+    before = load_table(baseline) if baseline else None
+    mask = held()
+    texts = render_compatibility(table, generated=generated, version=version, baseline=before)
+    written = []
+    try:
+        for name, text in texts.items():
+            path = out / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(path, mask.text(text), mode=0o644)
+            written.append(path)
+    except OSError as exc:
+        raise InputError(
+            f"{out}: cannot be written ({exc.strerror}).",
+            hint="Check the permissions and free space, or choose another folder with --out.",
+        ) from None
+    return written

@@ -1,0 +1,58 @@
+"""A badge per target for READMEs: ``tool calling | permissive · native · 91%`` as plain SVG,
+self-contained (no fonts, links or scripts), every text escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from conchcheck.report.compatibility.table import Row, Status
+from conchcheck.report.escaping import one_line
+
+LABEL = "tool calling"
+COLOURS = {Status.PASS: "#2e7d32", Status.PARTIAL: "#9a6700", Status.FAIL: "#c62828",
+           Status.NONE: "#6e7781"}  # fmt: skip
+CHAR_WIDTH = 7
+"""Pixels a character of 11px DejaVu Sans takes, about; ``textLength`` makes it exact."""
+
+
+def badge_text(row: Row) -> str:
+    """``permissive · native · 91%``: the dialect, the mode and that mode's pass rate."""
+    dialect, mode = row.marks["dialect"].text, row.marks["mode"].text.split(" ")[0]
+    rate = row.marks.get(mode)
+    shown = rate.text.split(" ")[-1] if rate is not None and rate.text != "—" else "—"
+    return f"{dialect} · {mode} · {shown}"
+
+
+def filename(target: str) -> str:
+    """``openrouter-qwen-qwen3-8b.svg``: the target in letters, digits, ``.``, ``_`` and ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target).strip("-.") or "target"
+    return f"{slug}.svg"
+
+
+def render(row: Row) -> str:
+    """The badge of one row as SVG text."""
+    value = one_line(badge_text(row))
+    colour = COLOURS[row.marks["mode"].status]
+    left, right = _width(LABEL), _width(value)
+    total = left + right
+    title = escape(one_line(f"{row.target}: {LABEL} {value}"), quote=True)
+    label, text = escape(LABEL, quote=True), escape(value, quote=True)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" '
+        f'aria-label="{title}">\n'
+        f"<title>{title}</title>\n"
+        f'<rect width="{left}" height="20" fill="#555"/>\n'
+        f'<rect x="{left}" width="{right}" height="20" fill="{colour}"/>\n'
+        '<g fill="#fff" font-family="DejaVu Sans,Verdana,Geneva,sans-serif" font-size="11">\n'
+        f'<text x="{left // 2}" y="14" text-anchor="middle" textLength="{left - 10}">'
+        f"{label}</text>\n"
+        f'<text x="{left + right // 2}" y="14" text-anchor="middle" '
+        f'textLength="{right - 10}">{text}</text>\n'
+        "</g>\n</svg>\n"
+    )
+
+
+def _width(text: str) -> int:
+    return len(text) * CHAR_WIDTH + 10

@@ -1,0 +1,128 @@
+"""Finding results files in folders, and joining the folders of CI shards into one.
+
+A shard is a folder holding ``results.json`` or ``*/results.json`` (a multi-target probe also
+writes an ``index.json`` there; the results files are what counts). Joined, each target
+must come once, and every target must have been probed with the same matrix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from conchcheck.errors import InputError
+from conchcheck.report.compatibility.badge import filename
+from conchcheck.results import Cell
+
+Loaded = tuple[Path, tuple[Cell, ...], dict[str, Any]]
+
+RESULTS = "results.json"
+INDEX = "index.json"
+
+
+def results_files(path: Path) -> list[Path]:
+    """``path`` itself when it is a file; else its ``results.json`` and ``*/results.json``."""
+    if not path.is_dir():
+        if not path.exists():
+            raise InputError(f"{path}: no such file or folder.")
+        return [path]
+    found = sorted({*path.glob(RESULTS), *path.glob(f"*/{RESULTS}")})
+    if not found:
+        raise InputError(
+            f"{path}: holds no {RESULTS}, neither in it nor in its folders.",
+            hint="Give the folder a probe wrote with --out, or the results.json files.",
+        )
+    return found
+
+
+def load_all(paths: Iterable[Path]) -> list[Loaded]:
+    """Every results file under ``paths``, read and checked; InputError at the first bad one."""
+    from conchcheck.report.json import load_results  # jsonschema: off the start-up path
+
+    loaded = []
+    for path in paths:
+        for file in results_files(path):
+            cells, data = load_results(file)
+            loaded.append((file, cells, data))
+    return loaded
+
+
+def refuse_duplicates(loaded: Sequence[Loaded]) -> None:
+    """InputError naming both files when a target (and endpoint) comes twice."""
+    seen: dict[tuple[str, str], Path] = {}
+    for path, _, data in loaded:
+        key = (str(data["target"]), str(data["endpoint"]))
+        if key in seen:
+            raise InputError(
+                f"{path}: target {key[0]} at {key[1]} is also in {seen[key]}; "
+                "each target may come once.",
+                hint="Remove one of the two, or give shards that split the targets.",
+            )
+        seen[key] = path
+
+
+def refuse_mixed_matrices(loaded: Sequence[Loaded]) -> None:
+    """InputError naming both files when two results were probed with different matrices."""
+    if not loaded:
+        return
+    first, _, data = loaded[0]
+    want = _matrix(data)
+    for path, _, other in loaded[1:]:
+        if _matrix(other) != want:
+            raise InputError(
+                f"{path}: matrix {_shown(_matrix(other))} differs from {_shown(want)} in "
+                f"{first}; shards must be probed with the same matrix.",
+                hint="Probe every shard with the same --matrix and conchcheck version.",
+            )
+
+
+def merge(shards: Sequence[Path], out: Path) -> list[Path]:
+    """Join the results of ``shards`` into ``out``: ``<target>/results.json`` each, and an
+    ``index.json``; the files written, index last. Nothing is written when a check fails.
+    """
+    from conchcheck.replacement import replace_file
+
+    loaded = load_all(shards)
+    if not loaded:
+        raise InputError(
+            "No shard folder was given.", hint="conchcheck report merge DIR… --out DIR"
+        )
+    refuse_duplicates(loaded)
+    refuse_mixed_matrices(loaded)
+    texts: dict[Path, str] = {}
+    entries = []
+    for path, _, data in sorted(loaded, key=lambda item: _key(item[2])):
+        folder = filename(str(data["target"])).removesuffix(".svg")
+        while out / folder / RESULTS in texts:
+            folder += "-2"
+        texts[out / folder / RESULTS] = path.read_text(encoding="utf-8")
+        entries.append({"target": data["target"], "endpoint": data["endpoint"],
+                        "results": f"{folder}/{RESULTS}", "from": str(path)})  # fmt: skip
+    index = {"matrix": loaded[0][2]["matrix"], "targets": entries}
+    texts[out / INDEX] = json.dumps(index, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    written = []
+    try:
+        for file, text in texts.items():
+            file.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(file, text, mode=0o644)
+            written.append(file)
+    except OSError as exc:
+        raise InputError(
+            f"{out}: cannot be written ({exc.strerror}).",
+            hint="Check the permissions and free space, or choose another folder with --out.",
+        ) from None
+    return written
+
+
+def _matrix(data: Mapping[str, Any]) -> tuple[str, str]:
+    return str(data["matrix"]["name"]), str(data["matrix"]["digest"])
+
+
+def _shown(matrix: tuple[str, str]) -> str:
+    return f"{matrix[0]} ({matrix[1]})"
+
+
+def _key(data: Mapping[str, Any]) -> tuple[str, str]:
+    return str(data["target"]), str(data["endpoint"])

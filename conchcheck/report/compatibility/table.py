@@ -1,0 +1,323 @@
+"""The compatibility table: one row a target, one column a feature, each mark a status with the
+short value shown, why, and the cells it stands on (their request, reply and reading, trimmed).
+
+Built from ``results.json`` documents as ``report.json.load_results`` reads them; pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from conchcheck.plain import to_plain
+from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+
+EVIDENCE_LIMIT = 800
+"""Characters of one request, reply or reading shown in a cell's details; results.json has all."""
+GOOD_RATE = 0.8
+"""A rate at or above this is a pass; above zero but below it, partial."""
+CHAIN = ("permissive", "anthropic", "gemini", "strict")
+"""The dialects from most to least permissive (DESIGN.md rule 4)."""
+PARALLEL = "parallel-calls"
+FORCED = "forced-choice"
+"""The built-in matrix's prompts for parallel calls and a forced tool choice."""
+
+
+class Status(str, Enum):
+    """How a mark reads: each has a word and a shape, so colour is never the only sign."""
+
+    PASS = "pass"
+    PARTIAL = "partial"
+    FAIL = "fail"
+    NONE = "none"
+
+    @property
+    def shape(self) -> str:
+        """A geometric shape every common font has (DejaVu, Liberation): no emoji."""
+        return _SHAPES[self]
+
+    @property
+    def rank(self) -> int:
+        """Better is higher: for sorting and for the diff."""
+        return _RANKS[self]
+
+
+_SHAPES = {Status.PASS: "■", Status.PARTIAL: "▲", Status.FAIL: "×", Status.NONE: "○"}
+_RANKS = {Status.NONE: 0, Status.FAIL: 1, Status.PARTIAL: 2, Status.PASS: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One cell a mark stands on, as text ready to show."""
+
+    cell: str
+    label: str
+    detail: str
+    request: str
+    reply: str
+    reading: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One target's value for one feature."""
+
+    status: Status
+    text: str
+    """The short value: ``permissive``, ``8/11 73%``, ``2/2``."""
+    note: str = ""
+    """One sentence: why this status."""
+    sort: float = 0.0
+    """Higher is better: the table sorts on it and the diff compares it."""
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One feature of the table."""
+
+    key: str
+    title: str
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One target: who it is, when it was probed, and a mark for each column key."""
+
+    target: str
+    endpoint: str
+    matrix: str
+    digest: str
+    probed: str
+    version: str
+    marks: Mapping[str, Mark]
+
+
+@dataclass(frozen=True, slots=True)
+class CompatTable:
+    """The whole table: columns in order, rows sorted by target."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+    @property
+    def matrices(self) -> tuple[str, ...]:
+        """``default (sha256:00d9afbe3684)`` for each matrix the rows were probed with."""
+        return tuple(sorted({f"{r.matrix} ({r.digest[:19]})" for r in self.rows}))
+
+    @property
+    def dates(self) -> tuple[str, str]:
+        """The first and last time a row was probed."""
+        probed = sorted(r.probed for r in self.rows) or [""]
+        return probed[0], probed[-1]
+
+
+FEATURES = (
+    Column("dialect", "dialect", "verdict"),
+    Column("mode", "mode", "verdict"),
+    Column("native", "native", "rates"),
+    Column("native_clean", "native clean", "rates"),
+    Column("words", "words", "rates"),
+    Column("words_clean", "words clean", "rates"),
+    Column("leaked", "leaked calls", "rates"),
+    Column("streaming", "streaming", "follow-ups"),
+    Column("parallel", "parallel", "follow-ups"),
+    Column("forced", "forced choice", "follow-ups"),
+    Column("round_trip", "round trip", "follow-ups"),
+    Column("refusals", "refusals", "follow-ups"),
+)
+
+
+def build_table(documents: Sequence[tuple[Sequence[Cell], Mapping[str, Any]]]) -> CompatTable:
+    """The table of many results: ``(cells, document)`` pairs as ``load_results`` gives them."""
+    cases: dict[str, None] = {}
+    for cells, _ in documents:
+        cases.update((c.case, None) for c in cells if c.stage is Stage.DIALECT)
+    columns = (*FEATURES, *(Column(f"case:{case}", case, "schema cases") for case in cases))
+    rows = [_row(cells, data, tuple(cases)) for cells, data in documents]
+    rows.sort(key=lambda r: (r.target, r.endpoint))
+    return CompatTable(columns, tuple(rows))
+
+
+def _row(cells: Sequence[Cell], data: Mapping[str, Any], cases: tuple[str, ...]) -> Row:
+    verdict = data.get("verdict")
+    marks: dict[str, Mark] = {}
+    if verdict is None:
+        why = data.get("unusable") or data.get("stopped") or "nothing ran"
+        marks["dialect"] = Mark(Status.NONE, "—", f"No verdict: {why}.", -9.0)
+        marks["mode"] = Mark(Status.FAIL, "unusable", f"No verdict: {why}.", -1.0)
+    else:
+        marks["dialect"] = _dialect(verdict["dialect"], cells)
+        marks["mode"] = _mode(verdict, data.get("stopped"))
+        for mode, stage in (("native", Stage.NATIVE), ("words", Stage.WORDS)):
+            mine = [c for c in cells if c.stage is stage]
+            rates = verdict[mode]
+            marks[mode] = _rate(
+                rates["passed"], rates["total"], mine, lambda c: c.outcome in PASSING
+            )
+            marks[f"{mode}_clean"] = _rate(
+                rates["clean"], rates["total"], mine, lambda c: c.outcome is Outcome.PASS
+            )
+        marks["leaked"] = _leaked(verdict["native"].get("leaked", 0), cells)
+    prompts = [c for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS)]
+    follow = [c for c in cells if c.stage is Stage.FOLLOW_UP]
+    marks["streaming"] = _share([c for c in follow if c.mode is CellMode.STREAMING])
+    marks["parallel"] = _share([c for c in prompts if c.case == PARALLEL])
+    marks["forced"] = _share([c for c in prompts if c.case == FORCED])
+    trips = (CellMode.ROUND_TRIP_NATIVE, CellMode.ROUND_TRIP_WORDS)
+    marks["round_trip"] = _share([c for c in follow if c.mode in trips])
+    marks["refusals"] = _refusals([c for c in cells if c.stage is not Stage.DIALECT])
+    chosen = verdict["dialect"]["dialect"] if verdict else None
+    for case in cases:
+        marks[f"case:{case}"] = _case(
+            [c for c in cells if c.stage is Stage.DIALECT and c.case == case], chosen
+        )
+    run = data.get("run") or {}
+    return Row(
+        target=str(data["target"]),
+        endpoint=str(data["endpoint"]),
+        matrix=str(data["matrix"]["name"]),
+        digest=str(data["matrix"]["digest"]),
+        probed=str(run.get("finished_at", "")),
+        version=str(run.get("conchcheck_version", "")),
+        marks=marks,
+    )
+
+
+def _dialect(verdict: Mapping[str, Any], cells: Sequence[Cell]) -> Mark:
+    refused = [c for c in cells if c.stage is Stage.DIALECT and c.outcome is Outcome.REFUSED]
+    shown = _evidence(refused)
+    chosen = verdict["dialect"]
+    if chosen:
+        rank = -CHAIN.index(chosen) if chosen in CHAIN else -len(CHAIN)
+        if verdict.get("unsettled"):
+            why = f"Chosen, but {', '.join(verdict['unsettled'])} could not be settled."
+            return Mark(Status.PARTIAL, chosen, why, rank, shown)
+        return Mark(Status.PASS, chosen, "Every valid schema case was carried.", rank, shown)
+    best = verdict.get("best")
+    text = f"none ({best} best)" if best else "none"
+    return Mark(Status.FAIL, text, "No dialect carried every valid case.", -9, shown)
+
+
+def _mode(verdict: Mapping[str, Any], stopped: str | None) -> Mark:
+    mode = verdict["mode"]
+    status = {"native": Status.PASS, "words": Status.PARTIAL}.get(mode, Status.FAIL)
+    rank = {"native": 2, "words": 1}.get(mode, 0)
+    text = f"{mode} (partial)" if stopped else mode
+    return Mark(status, text, str(verdict.get("reason", "")), rank)
+
+
+def _rate(count: int, total: int, cells: Sequence[Cell], ok: Callable[[Cell], bool]) -> Mark:
+    if not total:
+        return Mark(Status.NONE, "—", "No prompt cell had an answer.", -1.0)
+    rate = count / total
+    status = Status.PASS if rate >= GOOD_RATE else Status.PARTIAL if count else Status.FAIL
+    missed = [c for c in cells if not ok(c) and c.outcome is not Outcome.SKIPPED]
+    note = f"{count} of {total} cells with an answer." + (
+        f" First miss: {missed[0].id} ({missed[0].label})." if missed else ""
+    )
+    return Mark(status, f"{count}/{total} {rate:.0%}", note, rate, _evidence(missed or cells))
+
+
+def _leaked(count: int, cells: Sequence[Cell]) -> Mark:
+    leaked = [c for c in cells if c.outcome is Outcome.LEAKED]
+    if not count:
+        return Mark(Status.PASS, "0", "No native call came back as text.", 0.0)
+    note = f"{count} native cells' calls came back as text the server didn't parse."
+    return Mark(Status.FAIL, str(count), note, -float(count), _evidence(leaked))
+
+
+def _share(cells: Sequence[Cell]) -> Mark:
+    ran = [c for c in cells if c.outcome is not Outcome.SKIPPED]
+    if not ran:
+        return Mark(Status.NONE, "—", "Not run.", -1.0)
+    passed = [c for c in ran if c.outcome in PASSING]
+    missed = [c for c in ran if c.outcome not in PASSING]
+    status = Status.PASS if not missed else Status.PARTIAL if passed else Status.FAIL
+    note = ", ".join(f"{c.id}: {c.label}" for c in ran) + "."
+    return Mark(status, f"{len(passed)}/{len(ran)}", note, len(passed) / len(ran),
+                _evidence(missed or ran))  # fmt: skip
+
+
+def _refusals(cells: Sequence[Cell]) -> Mark:
+    refused = [c for c in cells if c.outcome is Outcome.REFUSED]
+    if not refused:
+        return Mark(Status.PASS, "none", "No refusal outside the dialect stage.", 0.0)
+    kinds: dict[str, int] = {}
+    for cell in refused:
+        kinds[cell.refusal_kind or "other"] = kinds.get(cell.refusal_kind or "other", 0) + 1
+    text = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
+    note = f"{len(refused)} cells refused: {text}."
+    return Mark(Status.PARTIAL, text, note, -float(len(refused)), _evidence(refused))
+
+
+def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
+    if not cells:
+        return Mark(Status.NONE, "—", "Not tried.", -1.0)
+    invalid = any(c.extra.get("valid") is False for c in cells)
+    accepted = [c.dialect or "" for c in cells if c.outcome is Outcome.ACCEPTED]
+    accepted.sort(key=lambda d: CHAIN.index(d) if d in CHAIN else len(CHAIN))
+    refused = [c for c in cells if c.outcome is Outcome.REFUSED]
+    if invalid:
+        if accepted:
+            note = f"Invalid, yet accepted in {', '.join(accepted)}."
+            return Mark(Status.PARTIAL, "accepted (invalid)", note, 0.5, _evidence(cells))
+        return Mark(Status.PASS, "refused (invalid)", "Invalid, and refused.", 1.0,
+                    _evidence(refused or cells))  # fmt: skip
+    if not accepted:
+        if not refused:
+            return Mark(Status.NONE, "failed", "Every request failed: no evidence.", 0.0,
+                        _evidence(cells))  # fmt: skip
+        kinds = sorted({c.refusal_kind or "other" for c in refused})
+        note = f"Refused in every dialect tried ({', '.join(kinds)})."
+        if "schema" not in kinds:
+            # A window too small for 128 tools is the endpoint's limit, not its dialect's.
+            note = f"Refused for a limit, not for its schema ({', '.join(kinds)})."
+            text = f"limit: {', '.join(kinds)}"
+            return Mark(Status.PARTIAL, text, note, 0.05, _evidence(refused))
+        return Mark(Status.FAIL, "refused", note, 0.0, _evidence(refused))
+    best = accepted[0]
+    rank = (len(CHAIN) - CHAIN.index(best)) / len(CHAIN) if best in CHAIN else 0.1
+    note = f"Accepted in {', '.join(accepted)}."
+    if chosen is not None and chosen not in accepted:
+        note += f" Not in the chosen dialect, {chosen}."
+        return Mark(Status.PARTIAL, best, note, rank, _evidence(refused or cells))
+    shown = [c for c in cells if c.outcome is Outcome.ACCEPTED][:1]
+    return Mark(Status.PASS, best, note, rank, _evidence(shown))
+
+
+def _evidence(cells: Sequence[Cell], limit: int = 1) -> tuple[Evidence, ...]:
+    return tuple(evidence(cell) for cell in cells[:limit])
+
+
+def evidence(cell: Cell) -> Evidence:
+    """A cell's request, reply and reading as trimmed text."""
+    request = ""
+    if cell.request is not None:
+        body = cell.request.body
+        shown = body if isinstance(body, str) else _json(body)
+        request = _trim(f"{cell.request.method} {cell.request.url}\n{shown}")
+    reply = ""
+    if cell.reply is not None:
+        status = "no status" if cell.reply.status is None else f"HTTP {cell.reply.status}"
+        said = cell.reply.text if cell.reply.text else cell.reply.body
+        if cell.refusal is not None:
+            said = cell.refusal.message
+        reply = _trim(f"{status}\n{said}")
+    reading = _trim(_json(cell.reading)) if cell.reading is not None else ""
+    return Evidence(cell.id, cell.label, cell.detail, request, reply, reading)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(to_plain(value), ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _trim(text: str) -> str:
+    if len(text) <= EVIDENCE_LIMIT:
+        return text
+    more = len(text) - EVIDENCE_LIMIT
+    return f"{text[:EVIDENCE_LIMIT]}… [{more} more characters in results.json]"

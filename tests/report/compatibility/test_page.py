@@ -1,0 +1,74 @@
+"""compatibility.html in Debian's headless Chromium: it renders, sorting and filtering work, a
+mark's details open, hostile text stays text, and the console stays clean; a screenshot is
+kept under $CONCHCHECK_ARTIFACTS (default: the test's tmp_path)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conchcheck.report.compatibility import write_compatibility
+from tests.browser.chromium import browser
+from tests.report.compatibility.test_compatibility import HOSTILE, edited
+
+ROWS = (
+    "Array.from(document.querySelectorAll('tbody tr')).filter(r => !r.hidden)"
+    ".map(r => r.querySelector('th').textContent)"
+)
+
+
+def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
+    hostile = edited(probed["vllm:m"], tmp_path / "h", target=HOSTILE, reply_text=HOSTILE)
+    out = tmp_path / "report"
+    write_compatibility([*probed.values(), hostile], out, generated="2026-12-03T10:00:00Z",
+                        version="0.1.0")  # fmt: skip
+    shown_hostile = "</script><img src=x onerror=\"document.title='pwned'\">\\x1b[31m\\u202eevil"
+    with browser() as page:
+        page.open((out / "compatibility.html").as_uri())
+        assert page.evaluate("document.title") == "conchcheck compatibility"
+        assert page.evaluate("document.images.length") == 0
+        assert page.evaluate(ROWS) == [
+            shown_hostile, "gemini-openai:gemini-x", "openrouter:m", "vllm:m",
+        ]  # fmt: skip
+        # Sort by "native" (rank, then rate), ascending then descending.
+        native = (
+            "Array.from(document.querySelectorAll('thead th')).find("
+            "t => t.textContent.startsWith('native'))"
+        )
+        page.evaluate(f"{native}.querySelector('button').click()")
+        assert page.evaluate(f"{native}.getAttribute('aria-sort')") == "ascending"
+        assert page.evaluate(ROWS)[0] == "openrouter:m"
+        page.evaluate(f"{native}.querySelector('button').click()")
+        assert page.evaluate(ROWS)[-1] == "openrouter:m"
+        # Filter by text, then by mode.
+        page.evaluate("{const f = document.getElementById('filter'); f.value = 'GEMINI';"
+                      "f.dispatchEvent(new Event('input'))}")  # fmt: skip
+        assert page.evaluate(ROWS) == ["gemini-openai:gemini-x"]
+        assert page.evaluate("document.getElementById('shown').textContent") == "1 of 4 targets"
+        page.evaluate("{const f = document.getElementById('filter'); f.value = '';"
+                      "f.dispatchEvent(new Event('input')); const m = document.getElementById('mode');"
+                      "m.value = 'words'; m.dispatchEvent(new Event('change'))}")  # fmt: skip
+        assert page.evaluate(ROWS) == ["openrouter:m"]
+        # A mark's details: openrouter's "native" mark, with a refused request as evidence.
+        page.evaluate("document.querySelector('tbody tr:not([hidden]) td:nth-of-type(3) button')"
+                      ".click()")  # fmt: skip
+        assert page.evaluate("document.getElementById('details').open") is True
+        details = page.evaluate("document.getElementById('details-body').innerText")
+        assert details.startswith("openrouter:m — native\n")
+        assert "× fail: 0/11 0%" in details and "Request\nPOST http://127.0.0.1:" in details, (
+            details
+        )
+        assert "refused:tools" in details
+        page.screenshot(
+            Path(os.environ.get("CONCHCHECK_ARTIFACTS", tmp_path)) / "compatibility.png"
+        )
+        page.evaluate("document.getElementById('close').click()")
+        assert page.evaluate("document.getElementById('details').open") is False
+        # The hostile row's reply, opened: text, never markup.
+        page.evaluate("{const m = document.getElementById('mode'); m.value = '';"
+                      "m.dispatchEvent(new Event('change'));"
+                      "document.querySelector('tbody tr td:nth-of-type(3) button').click()}")  # fmt: skip
+        assert page.evaluate("document.images.length") == 0
+        assert page.evaluate("document.title") == "conchcheck compatibility"
+        assert page.errors() == []
+    assert (out / "compatibility.html").read_text().count("<script") == 2
