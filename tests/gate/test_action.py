@@ -53,7 +53,7 @@ def test_the_example_workflow_shards_gates_and_uploads():
     assert any("--shard ${{ matrix.shard }}/4" in r for r in runs)
     assert gate["needs"] == "probe"
     assert any(
-        "conchcheck check out --expect expectations.yaml --format github" in s.get("run", "")
+        "conchcheck check all --expect expectations.yaml --format github" in s.get("run", "")
         for s in gate["steps"]
     )
 
