@@ -20,8 +20,9 @@ def adapters() -> dict[str, type[ChatAdapter]]:
     from conchcheck.wire.gemini import GeminiAdapter
     from conchcheck.wire.ollama import OllamaAdapter
     from conchcheck.wire.openai import OpenAIAdapter
+    from conchcheck.wire.responses import ResponsesAdapter
 
-    found = (OpenAIAdapter, AnthropicAdapter, OllamaAdapter, GeminiAdapter)
+    found = (OpenAIAdapter, AnthropicAdapter, OllamaAdapter, GeminiAdapter, ResponsesAdapter)
     return {adapter.api: adapter for adapter in found}
 
 

@@ -60,6 +60,9 @@ class ChatRequest:
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = 0.0
+    strict: bool = False
+    """Responses API only: the ``strict`` flag sent on every function tool. It is always
+    explicit because the endpoint's own default is true (strict schemas only)."""
     gemini_schema_field: str = "parameters"
     """Gemini only: send schemas as ``parameters`` (OpenAPI subset) or ``parametersJsonSchema``."""
 

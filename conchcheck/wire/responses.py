@@ -1,0 +1,369 @@
+"""OpenAI's Responses API (``/responses``): input items in, output items out, typed events.
+
+Spoken by OpenAI and by compatible servers (vLLM, Ollama, LM Studio, OpenRouter, gateways).
+Function tools are flat (``{"type": "function", "name", …}``) and carry ``strict``; calls are
+``function_call`` items answered by ``function_call_output`` items with the same ``call_id``.
+A stream is typed SSE events ending in ``response.completed`` (or ``.incomplete``/``.failed``),
+with no ``[DONE]``; events out of their documented order are findings, never crashes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from conchcheck.core.refusals import classify
+from conchcheck.wire.adapter import (
+    ChatAdapter,
+    Framing,
+    RawLog,
+    ShapeKind,
+    StreamReducer,
+    WireRequest,
+    WireShapeError,
+    event_object,
+    marker_findings,
+    parse_json,
+    trim,
+)
+from conchcheck.wire.chat import (
+    ChatRequest,
+    ChoiceMode,
+    Finding,
+    Finish,
+    Message,
+    Reply,
+    Role,
+    ToolCall,
+    Usage,
+)
+
+_INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
+_ENDS = ("response.completed", "response.incomplete", "response.failed")
+
+
+class ResponsesAdapter(ChatAdapter):
+    """The Responses API, with flat function tools and an explicit ``strict`` on each."""
+
+    api: ClassVar[str] = "responses"
+    framing: ClassVar[Framing] = Framing.SSE
+    done_marker: ClassVar[str | None] = None
+    """The stream ends with ``response.completed``, not ``data: [DONE]``."""
+
+    def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
+        """A POST to ``{base_url}/responses``; the key as a bearer token."""
+        body: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
+        if request.tools:
+            body["tools"] = [_tool(t.name, t.description, t.parameters, request.strict)
+                             for t in request.tools]  # fmt: skip
+        if request.tool_choice is not None:
+            choice = request.tool_choice
+            body["tool_choice"] = (
+                {"type": "function", "name": choice.name}
+                if choice.mode is ChoiceMode.TOOL
+                else choice.mode.value
+            )
+        if request.max_tokens is not None:
+            body["max_output_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        headers = {"content-type": "application/json"}
+        if request.stream:
+            body["stream"] = True
+            headers["accept"] = "text/event-stream"
+        secret: frozenset[str] = frozenset()
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+            secret = frozenset({"authorization"})
+        url = base_url.rstrip("/") + "/responses"
+        return WireRequest("POST", url, headers, body, request.stream, secret)
+
+    def parse(self, body: bytes) -> Reply:
+        """A response object; its ``output`` items hold the text and the calls."""
+        data = parse_json(body)
+        raw = trim(body.decode("utf-8", errors="replace"))
+        if not isinstance(data, dict):
+            raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, f"Expected a JSON object: {raw[:200]}")
+        if not isinstance(data.get("output"), list):
+            raise WireShapeError(
+                ShapeKind.UNEXPECTED_SHAPE, f"The response has no output list: {raw[:200]}"
+            )
+        findings: list[Finding] = []
+        text, calls = _output(data["output"], findings)
+        return _reply(text, calls, data, findings, raw)
+
+    def reducer(self) -> StreamReducer:
+        """Merges typed events; calls by their ``output_index``."""
+        return _Events()
+
+
+def _tool(name: str, description: str, parameters: Any, strict: bool) -> dict[str, Any]:
+    tool: dict[str, Any] = {"type": "function", "name": name}
+    if description:
+        tool["description"] = description
+    if parameters:
+        tool["parameters"] = dict(parameters)
+    tool["strict"] = strict
+    return tool
+
+
+def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role is Role.TOOL:
+            items.append({"type": "function_call_output", "call_id": message.tool_call_id,
+                          "output": message.content})  # fmt: skip
+            continue
+        if message.content or not message.tool_calls:
+            items.append({"role": message.role.value, "content": message.content})
+        items.extend(
+            {"type": "function_call", "call_id": call.id, "name": call.name,
+             "arguments": call.arguments}
+            for call in message.tool_calls
+        )  # fmt: skip
+    return items
+
+
+def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
+        return ""
+    # Compatible servers that build items from a parsed call send an object (as Ollama's /v1
+    # does in chat completions); the text is rebuilt so the reader sees one form.
+    findings.append(
+        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
+    )
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall | None:
+    if not isinstance(item.get("name"), str):
+        findings.append(Finding("call_without_name", f"{where} has no name"))
+        return None
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str):
+        # function_call_output answers by call_id: without it no round trip can follow.
+        findings.append(Finding("call_without_call_id", f"{where} has no call_id"))
+        call_id = None
+    return ToolCall(call_id, item["name"], _arguments(item.get("arguments"), where, findings))
+
+
+def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    for index, item in enumerate(output):
+        if not isinstance(item, dict):
+            findings.append(Finding("item_not_object", f"output[{index}]"))
+        elif item.get("type") == "function_call":
+            call = _call(item, f"output[{index}]", findings)
+            if call is not None:
+                calls.append(call)
+        elif item.get("type") == "message":
+            text.append(_message_text(item.get("content"), findings))
+        # Other items (reasoning, web search) carry nothing this probe reads.
+    return "".join(text), calls
+
+
+def _message_text(content: Any, findings: list[Finding]) -> str:
+    if isinstance(content, str):
+        findings.append(Finding("content_as_text", "a message item's content is a string"))
+        return content
+    parts: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "output_text":
+            parts.append(str(part.get("text") or ""))
+        elif isinstance(part, dict) and part.get("type") == "refusal":
+            findings.append(Finding("model_refusal", trim(str(part.get("refusal")), 200)))
+    return "".join(parts)
+
+
+def _usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
+    return Usage(
+        prompt if isinstance(prompt, int) else None,
+        completion if isinstance(completion, int) else None,
+    )
+
+
+def _strict_echo(tools: Any) -> list[Finding]:
+    """What the endpoint says it applied: the response echoes each tool with its ``strict``.
+
+    OpenAI defaults ``strict`` to true here; a server that ignores the flag sent shows it.
+    """
+    found = [
+        f"{tool['name']}={json.dumps(tool.get('strict'))}"
+        for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+    ] if isinstance(tools, list) else []  # fmt: skip
+    return [Finding("tools_strict_echoed", ", ".join(found))] if found else []
+
+
+def _reply(
+    text: str,
+    calls: list[ToolCall],
+    response: dict[str, Any],
+    findings: list[Finding],
+    raw: str,
+    refusal: Any = None,
+) -> Reply:
+    status = response.get("status")
+    word = status if isinstance(status, str) else None
+    details = response.get("incomplete_details")
+    if status == "incomplete" and isinstance(details, dict) and details.get("reason"):
+        word = str(details["reason"])
+        finish = _INCOMPLETE.get(word, Finish.OTHER)
+    elif status == "completed":
+        finish = Finish.TOOL_CALLS if calls else Finish.STOP
+    elif status == "failed":
+        finish = Finish.ERROR
+    else:
+        finish = Finish.OTHER if word else Finish.UNKNOWN
+    error = response.get("error")
+    if refusal is None and isinstance(error, dict):
+        refusal = classify(200, json.dumps({"error": error}))
+    findings.extend(_strict_echo(response.get("tools")))
+    if not calls:
+        findings.extend(marker_findings(text))
+    usage = _usage(response.get("usage"))
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+
+
+class _Slot:
+    __slots__ = ("arguments", "done", "id", "name")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.arguments: list[str] = []
+        self.done: str | None = None
+        """The whole arguments from ``.done`` or ``output_item.done``, when they came."""
+
+
+class _Events(StreamReducer):
+    """Typed events in the documented order: created, output_item.added, deltas, the done
+    events, output_item.done, completed. Each departure is named; the reply is what came."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.slots: dict[int, _Slot] = {}
+        self.response: dict[str, Any] = {}
+        self.findings: list[Finding] = []
+        self.log = RawLog()
+        self.refusal: Any = None
+        self.events = 0
+        self.created = False
+        self.ended = False
+        self.sequence = -1
+
+    def feed(self, data: str, event: str = "message") -> None:
+        self.events += 1
+        self.log.add(data)
+        body = event_object(data, self.findings)
+        if body is None:
+            return
+        kind = str(body["type"]) if isinstance(body.get("type"), str) else event
+        self.order(kind, body)
+        if kind == "error" or (kind == "message" and "error" in body):
+            # An error event inside a 200 stream: classified like any refusal.
+            self.refusal = classify(200, data)
+        elif kind == "response.created":
+            self.created = True
+        elif kind in _ENDS:
+            self.ended = True
+            if isinstance(body.get("response"), dict):
+                self.response = body["response"]
+        elif kind == "response.output_text.delta" and isinstance(body.get("delta"), str):
+            self.text.append(body["delta"])
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            self.item(kind, body)
+        elif kind == "response.function_call_arguments.delta":
+            slot = self.slot(body, kind)
+            if slot is not None and isinstance(body.get("delta"), str):
+                slot.arguments.append(body["delta"])
+        elif kind == "response.function_call_arguments.done":
+            slot = self.slot(body, kind)
+            if slot is not None and isinstance(body.get("arguments"), str):
+                slot.done = body["arguments"]
+
+    def order(self, kind: str, body: dict[str, Any]) -> None:
+        number = body.get("sequence_number")
+        if isinstance(number, int):
+            if number <= self.sequence:
+                self.findings.append(
+                    Finding("sequence_out_of_order", f"{kind} #{number} after #{self.sequence}")
+                )
+            self.sequence = max(self.sequence, number)
+        if kind != "response.created" and not self.created and kind != "error":
+            self.created = True  # named once: every later event would repeat it
+            self.findings.append(Finding("event_before_created", kind))
+        if self.ended:
+            self.findings.append(Finding("event_after_completed", kind))
+
+    def slot(self, body: dict[str, Any], kind: str) -> _Slot | None:
+        index = body.get("output_index")
+        if not isinstance(index, int):
+            self.findings.append(Finding("event_without_output_index", kind))
+            return None
+        if index not in self.slots:
+            # A delta for an item never announced: kept, so no argument text is lost.
+            self.findings.append(Finding("event_before_item_added", f"{kind} at {index}"))
+            self.slots[index] = _Slot()
+        return self.slots[index]
+
+    def item(self, kind: str, body: dict[str, Any]) -> None:
+        item, index = body.get("item"), body.get("output_index")
+        if not isinstance(item, dict) or item.get("type") != "function_call":
+            return
+        if not isinstance(index, int):
+            self.findings.append(Finding("event_without_output_index", kind))
+            index = max(self.slots, default=-1) + 1
+        added = kind == "response.output_item.added"
+        if not added and index not in self.slots:
+            self.findings.append(Finding("item_done_without_added", f"output_index {index}"))
+        slot = self.slots.setdefault(index, _Slot())
+        if isinstance(item.get("call_id"), str):
+            slot.id = slot.id or item["call_id"]
+        if isinstance(item.get("name"), str):
+            slot.name = slot.name or item["name"]
+        arguments = item.get("arguments")
+        if added and isinstance(arguments, str) and arguments:
+            slot.arguments.append(arguments)
+        elif not added and arguments is not None:
+            slot.done = _arguments(arguments, f"output[{index}]", self.findings)
+
+    def calls(self) -> list[ToolCall]:
+        calls = []
+        for index, slot in sorted(self.slots.items()):
+            streamed = "".join(slot.arguments)
+            if slot.done is not None and streamed and slot.done != streamed:
+                self.findings.append(Finding("arguments_done_differs", f"output_index {index}"))
+            if not slot.name:
+                self.findings.append(Finding("call_without_name", f"output_index {index}"))
+                continue
+            calls.append(ToolCall(slot.id, slot.name, slot.done or streamed))
+        return calls
+
+    def finish(self, *, terminated: bool) -> Reply:
+        # `terminated` is ignored: there is no [DONE]; the stream ends with an end event.
+        del terminated
+        if not self.events:
+            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
+        calls = self.calls()
+        if not calls and isinstance(self.response.get("output"), list):
+            # A server that streams no item events still sends the whole response at the end.
+            text, calls = _output(self.response["output"], self.findings)
+            if calls:
+                self.findings.append(Finding("calls_only_in_completed", f"{len(calls)} calls"))
+            self.text = self.text or [text]
+        raw = self.log.text()
+        reply = _reply("".join(self.text), calls, self.response, self.findings, raw, self.refusal)
+        if not self.ended and reply.refusal is None:
+            raise WireShapeError(
+                ShapeKind.STREAM_UNTERMINATED,
+                "The stream ended without response.completed; the reply may be cut.",
+                reply,
+            )
+        return reply
