@@ -51,6 +51,8 @@ class JobSpec:
     use_cache: bool = False
     write_cache: bool = True
     api_key_env: str | None = None
+    api: str | None = None
+    """Another API family for the target (``--api responses``)."""
     options: ProbeOptions = field(default_factory=ProbeOptions)
     resume: Path | None = None
     expect_mode: str | None = None
@@ -136,7 +138,7 @@ class Job:
         replayed = load_recording(spec.replay) if spec.replay is not None else None
         # A replay goes to the URLs it recorded, unless told otherwise.
         base_url = spec.base_url or (replayed.base_url if replayed else None)
-        self.target: Target = parse_target(spec.target, base_url=base_url)
+        self.target: Target = parse_target(spec.target, base_url=base_url, api=spec.api)
         self.matrix: Matrix = load_matrix(spec.matrix)
         self.cache = CapabilityFile(spec.cache or default_path())
         self.key: Secret | None = None

@@ -28,6 +28,12 @@ def probe(
         str | None,
         typer.Option(help="Any OpenAI-compatible server, or another URL for the provider."),
     ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            help="The API the server speaks: openai, responses, anthropic, ollama, gemini."
+        ),
+    ] = None,
     matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
     targets: Annotated[Path | None, typer.Option(help="Many targets at once: a YAML file.")] = None,
     shard: Annotated[str | None, typer.Option(help="With --targets: only shard I/N.")] = None,
@@ -111,7 +117,7 @@ def probe(
                                              concurrency=concurrency),
     )  # fmt: skip
     fleet = fleet_for(
-        target, targets, shard, {"--base-url": base_url, "--api-key-env": api_key_env,
+        target, targets, shard, {"--base-url": base_url, "--api": api, "--api-key-env": api_key_env,
                                  "--resume": resume, "--use-cache": use_cache},
         out=out, matrix=matrix, formats=tuple(report_format or ReportFormat), cache=cache,
         options=options, expect_mode=expect_mode, expect_dialect=expect_dialect,
@@ -128,7 +134,7 @@ def probe(
     assert target is not None
     spec = JobSpec(
         target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
-        api_key_env=api_key_env, options=options, resume=resume, expect_mode=expect_mode,
+        api_key_env=api_key_env, api=api, options=options, resume=resume, expect_mode=expect_mode,
         expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
         record=record, replay=replay,
     )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from urllib.parse import urlsplit
 
@@ -35,7 +35,8 @@ class Provider:
 
     name: str
     api: str
-    """The adapter's API family: ``openai``, ``anthropic``, ``ollama`` or ``gemini``."""
+    """The adapter's API family: ``openai``, ``responses``, ``anthropic``, ``ollama`` or
+    ``gemini``."""
     base_url: str
     key_env: str | None
     """The variable the key is read from; None for servers that need none."""
@@ -71,6 +72,8 @@ PROVIDERS: dict[str, Provider] = {
     for p in (
         _p("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY",
            catalogue=Catalogue.OPENAI),
+        _p("openai-responses", "responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
+           catalogue=Catalogue.OPENAI, note="the Responses API (/responses)"),
         _p("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
            Dialect.ANTHROPIC, Catalogue.ANTHROPIC),
         _p("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
@@ -116,8 +119,15 @@ class Target:
         return self.provider.dialect_for(self.model)
 
 
-def parse_target(text: str, *, base_url: str | None = None) -> Target:
+APIS = ("openai", "responses", "anthropic", "ollama", "gemini")
+"""The chat API families ``--api`` may name (one adapter each)."""
+
+
+def parse_target(text: str, *, base_url: str | None = None, api: str | None = None) -> Target:
     """Read ``provider:model``; ``base_url`` overrides the provider's or names a new server.
+
+    ``api`` makes the target speak another API family, e.g. ``responses`` for a compatible
+    server's ``/v1/responses`` (vLLM, Ollama, LM Studio, OpenRouter, gateways).
 
     An unknown provider with a base URL is any OpenAI-compatible server. Everything is
     checked here, before a request is sent: printable names, a URL with an http(s) scheme,
@@ -153,6 +163,10 @@ def parse_target(text: str, *, base_url: str | None = None) -> Target:
                 hint="It names the server in reports and the capability file.",
             )
         provider = Provider(name, "openai", base_url, None, Dialect.PERMISSIVE, Catalogue.NONE)
+    if api is not None and api != provider.api:
+        if api not in APIS:
+            raise InputError(f"Unknown API {api!r}.", hint=f"Use one of: {', '.join(APIS)}.")
+        provider = replace(provider, api=api)
     return Target(provider, model, check_url(base_url or provider.base_url))
 
 
