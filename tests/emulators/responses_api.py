@@ -126,7 +126,9 @@ class ResponsesEmulator:
         done = text + " " if "done_differs" in self.quirks else text
         yield event("response.function_call_arguments.done", output_index=index,
                     item_id=item["id"], arguments=done)  # fmt: skip
-        yield event("response.output_item.done", output_index=index, item=item)
+        yield event(
+            "response.output_item.done", output_index=index, item=dict(item, arguments=done)
+        )
 
 
 def _strict_ok(schema: Any) -> bool:
