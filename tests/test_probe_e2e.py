@@ -21,6 +21,7 @@ from conchcheck.matrix import load_matrix
 from tests.emulators.model import ignores_tools
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
+from tests.emulators.responses_api import ResponsesEmulator
 from tests.emulators.server import EmulatorServer, Handler
 
 Serve = Callable[[Handler], EmulatorServer]
@@ -301,3 +302,31 @@ def test_requests_are_counted_per_stage(serve: Serve, tmp_path: Path) -> None:
     spent = outcome["result"]["stage_requests"]
     assert sum(spent.values()) == outcome["result"]["requests"] == len(server.received)
     assert spent["reach"] == 1 and spent["native"] == 11
+
+
+@pytest.mark.parametrize(
+    ("target", "extra"),
+    [
+        pytest.param("openai-responses:gpt-x", (), id="openai-responses-provider"),
+        pytest.param("vllm:m", ("--api", "responses"), id="any-base-url-with-api-responses"),
+    ],
+)
+def test_responses_api_probe(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str,
+    extra: tuple[str, ...],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-emulated-0123456789abcdef")
+    server = serve(ResponsesEmulator(oracle(MATRIX)))
+    code, outcome, err = probe(server, target, tmp_path, *extra)
+    assert code == 0, err
+    verdict = outcome["result"]["verdict"]
+    assert (verdict["dialect"]["dialect"], verdict["mode"], verdict["native"]["passed"]) == (
+        "permissive",
+        "native",
+        11,
+    )
+    posts = [r for r in server.received if r.method == "POST"]
+    assert {r.path for r in posts} == {"/v1/responses"}
+    # Every tool the probe sent carried strict explicitly (false: the dialect is measured).
+    flags = {t["strict"] for r in posts for t in r.json().get("tools") or []}
+    assert flags == {False}
