@@ -81,7 +81,7 @@ BAD = [
     pytest.param(
         "targets:\n  - target: nope:x\n",
         ["2: $.targets[0].target: Unknown provider 'nope' in 'nope:x'. Known providers: "
-         "openai, anthropic, gemini, gemini-openai, openrouter, ollama, ollama-openai, "
+         "openai, openai-responses, anthropic, gemini, gemini-openai, openrouter, ollama, ollama-openai, "
          "llamacpp, vllm, sglang, lmstudio, groq, together, mistral, deepseek, xai"],
         id="unknown-provider",
     ),
