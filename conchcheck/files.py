@@ -240,8 +240,35 @@ def load_schema(source: Path | str) -> dict[str, Any]:
 
 
 def load_tools(source: Path | str) -> list[Tool]:
-    """Tools from a JSON file: a list, or an object with a ``tools`` list."""
-    value, text, name = load_json(source)
+    """Tools from a JSON or YAML file: a list, or an object with a ``tools`` list."""
+    return tools_in(*load_document(source))
+
+
+def load_document(source: Path | str) -> tuple[Any, str, str]:
+    """A JSON (``.json``, strict) or YAML file parsed: (value, text, name)."""
+    if str(source).endswith(".json"):
+        return load_json(source)
+    text, name = read_text(source)
+    hazard = yaml_hazard(text)
+    if hazard is not None:
+        raise InputError(hazard.located(name) + ".")
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER), text, name
+    except yaml.YAMLError:
+        pass
+    # libyaml words its errors its own way; the pure loader's words are the same everywhere.
+    try:
+        return yaml.safe_load(text), text, name
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise InputError(f"{name}:{line}: $: not YAML: {exc.problem}.") from None
+    except yaml.YAMLError:
+        raise InputError(f"{name}:1: $: not YAML.") from None
+
+
+def tools_in(value: Any, text: str, name: str) -> list[Tool]:
+    """The tools of a parsed tools file (plain, OpenAI or Anthropic shape, mixed freely)."""
     items = value.get("tools") if isinstance(value, dict) else value
     prefix = "$.tools" if isinstance(value, dict) else "$"
     if not isinstance(items, list):

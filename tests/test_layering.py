@@ -25,6 +25,7 @@ LAYER_OF = {
     "replacement": "files",
     "wire": "wire",
     "matrix": "matrix",
+    "sources": "sources",
     "results": "results",
     "verdict": "results",
     "probe": "probe",
@@ -47,6 +48,8 @@ MAY_IMPORT = {
     "files": {"base", "core"},
     "wire": {"base", "core"},
     "matrix": {"base", "core", "files"},
+    # The user's own tools: files, processes, and MCP over HTTP through the wire layer.
+    "sources": {"base", "core", "files", "wire"},
     "results": {"base", "core", "wire"},
     "probe": {"base", "core", "wire", "matrix", "results"},
     "report": {"base", "core", "files", "results"},

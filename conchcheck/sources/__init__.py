@@ -1,0 +1,38 @@
+"""Where a user's own tools come from: an MCP server, an OpenAPI document, or a tools file.
+
+``read_tools(source)`` reads a tool list and never calls a tool. This layer does I/O (it
+starts processes and reads files); the HTTP itself is the wire layer's.
+"""
+
+from __future__ import annotations
+
+from conchcheck.core.tools import Tool
+from conchcheck.errors import InputError
+from conchcheck.files import load_document, tools_in
+from conchcheck.sources.mcp_http import read_http_tools
+from conchcheck.sources.mcp_stdio import read_stdio_tools
+from conchcheck.sources.openapi import is_openapi, openapi_tools
+
+__all__ = ["read_tools"]
+
+SOURCE_HINT = (
+    "Write mcp:stdio:<command line>, mcp:<http(s) URL>, an http(s) URL, or the path of an"
+    " OpenAPI document or a tools file (JSON or YAML)."
+)
+
+
+def read_tools(source: str) -> list[Tool]:
+    """The tools a source string names: ``mcp:stdio:<command>``, an MCP URL, or a file."""
+    if source.startswith("mcp:stdio:"):
+        return read_stdio_tools(source.removeprefix("mcp:stdio:"))
+    url = source.removeprefix("mcp:")
+    if url.startswith(("http://", "https://")):
+        return read_http_tools(url)
+    if source.startswith("mcp:"):
+        raise InputError(
+            f"The tool source '{source}' is not an MCP source I know.", hint=SOURCE_HINT
+        )
+    value, text, name = load_document(source)
+    if is_openapi(value):
+        return openapi_tools(value, text, name)
+    return tools_in(value, text, name)

@@ -1,0 +1,170 @@
+"""An MCP server started from a command line, spoken to over stdio (newline-delimited JSON).
+
+The server is always stopped: its stdin closed, then SIGTERM to its process group, then
+SIGKILL, so a launcher (``uvx``, ``npx``) takes its children with it. What it wrote on stderr
+is kept (the tail) for the message when it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from typing import IO, Any, BinaryIO
+
+from conchcheck.core.tools import Tool
+from conchcheck.errors import InputError
+from conchcheck.sources.mcp import DEADLINE, HINT, MAX_MESSAGE_BYTES, list_tools, remaining
+
+STDERR_TAIL = 4096
+"""Bytes of the server's stderr kept for an error message."""
+STOP_GRACE = 2.0
+"""Seconds a server has to exit after SIGTERM before it is killed."""
+_TOO_BIG = object()
+_ENDED = object()
+
+
+def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
+    """The tools of the MCP server that ``command`` (a shell-like command line) starts."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise InputError(f"The MCP command line `{command}` cannot be split: {exc}.") from None
+    if not argv:
+        raise InputError("The MCP source has no command.", hint="Write mcp:stdio:<command line>.")
+    channel = StdioChannel(argv)
+    try:
+        return list_tools(channel, time.monotonic() + deadline)
+    finally:
+        channel.close()
+
+
+class StdioChannel:
+    """A started server process; ``close`` stops it whatever happened."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.name = f"`{shlex.join(argv)}`"
+        try:
+            # A session of its own: stopping the group stops what a launcher started.
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise InputError(
+                f"The MCP server {self.name} could not be started: {exc.strerror or exc}.",
+                hint="Check the command and that it is installed.",
+            ) from None
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self.stderr = bytearray()
+        self._readers = [
+            threading.Thread(target=self._read_out, args=(self.process.stdout,), daemon=True),
+            threading.Thread(target=self._read_err, args=(self.process.stderr,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read_out(self, stream: IO[bytes]) -> None:
+        # readline with a limit: a line past it is cut there, and the rest is never buffered.
+        while line := stream.readline(MAX_MESSAGE_BYTES + 1):
+            if len(line) > MAX_MESSAGE_BYTES:
+                self.lines.put(_TOO_BIG)
+                return
+            if line.strip():
+                self.lines.put(line)
+        self.lines.put(_ENDED)
+
+    def _read_err(self, stream: BinaryIO) -> None:
+        # read1 returns what is there, so a crash's last words arrive before the pipe closes.
+        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+            self.stderr += chunk
+            del self.stderr[:-STDERR_TAIL]
+
+    def send(self, message: Mapping[str, Any], deadline: float) -> None:
+        """Write one message as a line; the messages are small, so a pipe never fills."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(message).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise self._ended(str(message.get("method"))) from None
+
+    def receive(self, waiting_for: str, deadline: float) -> Any:
+        """The next line from stdout, parsed."""
+        try:
+            line = self.lines.get(timeout=remaining(deadline))
+        except queue.Empty:
+            raise InputError(
+                f"The MCP server {self.name} did not answer {waiting_for} within the deadline;"
+                " it was stopped.",
+                hint=HINT,
+            ) from None
+        if line is _ENDED:
+            raise self._ended(waiting_for)
+        if line is _TOO_BIG:
+            raise InputError(
+                f"The MCP server {self.name} sent a message larger than"
+                f" {MAX_MESSAGE_BYTES >> 20} MB on {waiting_for}, the most conchcheck reads.",
+                hint=HINT,
+            )
+        try:
+            return json.loads(line)
+        except ValueError:
+            shown = line.decode("utf-8", "replace").strip()[:120]
+            raise InputError(
+                f"The MCP server {self.name} wrote a line that is not JSON-RPC on stdout"
+                f" ({shown!r}).",
+                hint="An MCP stdio server writes only JSON-RPC on stdout; logs go to stderr.",
+            ) from None
+
+    def _ended(self, waiting_for: str) -> InputError:
+        try:
+            code = self.process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._readers[1].join(timeout=1.0)  # the last of stderr, for the message
+        status = f"exited with code {code}" if code is not None else "closed its stdout"
+        return InputError(
+            f"The MCP server {self.name} {status} before answering {waiting_for}"
+            f"{self.last_words()}.",
+            hint=HINT,
+        )
+
+    def last_words(self) -> str:
+        """``; its stderr ended: <last line>`` when it wrote any, else nothing."""
+        lines = self.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"; its stderr ended: {lines[-1].strip()[:200]}" if lines else ""
+
+    def close(self) -> None:
+        """Stop the server: stdin closed (the polite MCP way), SIGTERM, then SIGKILL."""
+        process = self.process
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # a server gone already leaves a broken pipe
+                process.stdin.close()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if process.poll() is not None:
+                break
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                continue
+        process.wait()
+        for reader in self._readers:
+            reader.join(timeout=1.0)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()

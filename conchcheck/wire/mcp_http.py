@@ -1,0 +1,127 @@
+"""HTTP for an MCP server at a URL (streamable HTTP): POST one JSON-RPC message, read the reply.
+
+The reply is ``application/json`` (one message), an SSE stream (``text/event-stream``) that
+carries the response among other messages, or ``202 Accepted`` with no body for a
+notification. Every exchange keeps to a total deadline and a size cap; what went wrong comes
+back as a sentence in ``McpHttpReply.error``, never as an exception. The protocol itself is
+``conchcheck.sources.mcp``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from conchcheck.wire.framing import SSEDecoder
+
+SESSION_HEADER = "mcp-session-id"
+PROTOCOL_HEADER = "mcp-protocol-version"
+
+
+@dataclass(frozen=True, slots=True)
+class McpHttpReply:
+    """What one POST came to: the messages the server sent, or why there are none."""
+
+    status: int | None = None
+    messages: tuple[Any, ...] = ()
+    session: str | None = None
+    """The ``Mcp-Session-Id`` the server gave, if it gave one."""
+    error: str | None = None
+    """A sentence (no full stop) when the exchange failed."""
+
+
+class McpHttpClient:
+    """One connection pool to one MCP URL; ``close`` when done."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_bytes: int,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url
+        self.max_bytes = max_bytes
+        # No environment proxies or redirects: the URL given is the server spoken to.
+        self.client = httpx.Client(transport=transport, trust_env=False, follow_redirects=False)
+
+    def close(self) -> None:
+        """Close the connections."""
+        self.client.close()
+
+    def post(
+        self, message: Mapping[str, Any], *, headers: Mapping[str, str], deadline: float
+    ) -> McpHttpReply:
+        """POST ``message``; stop reading once the response to its id has come."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return McpHttpReply(error="no answer within the deadline")
+        sent = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            **headers,
+        }
+        try:
+            with self.client.stream(
+                "POST", self.url, content=json.dumps(message), headers=sent, timeout=left
+            ) as response:
+                return self._read(response, message.get("id"), deadline)
+        except httpx.TimeoutException:
+            return McpHttpReply(error="no answer within the deadline")
+        except httpx.HTTPError as exc:
+            return McpHttpReply(error=f"{type(exc).__name__}: {exc}")
+
+    def _read(self, response: httpx.Response, ident: Any, deadline: float) -> McpHttpReply:
+        status, session = response.status_code, response.headers.get(SESSION_HEADER)
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        sse = kind == "text/event-stream" and 200 <= status < 300
+        decoder = SSEDecoder(done_marker=None)
+        body, messages = bytearray(), []
+        for chunk in response.iter_raw() if sse else response.iter_bytes():
+            body += chunk
+            if len(body) > self.max_bytes:
+                return McpHttpReply(status, error=f"a reply larger than {self.max_bytes} bytes")
+            if time.monotonic() > deadline:
+                return McpHttpReply(status, error="no complete answer within the deadline")
+            if sse:
+                messages += _parsed(decoder.feed(chunk))
+                if any(_answers(m, ident) for m in messages):
+                    # The stream may stay open for later messages: ours has come.
+                    return McpHttpReply(status, tuple(messages), session)
+        text = body.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            excerpt = " ".join(text.split())[:200]
+            return McpHttpReply(status, error=f"HTTP {status}{': ' + excerpt if excerpt else ''}")
+        if sse:
+            return McpHttpReply(status, tuple(messages + _parsed(decoder.close())), session)
+        if not text.strip():
+            return McpHttpReply(status, (), session)
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return McpHttpReply(status, error=f"a {kind or 'reply'} body that is not JSON")
+        # JSON-RPC allows a batch (a list) in a reply as well as one message.
+        return McpHttpReply(status, tuple(value if isinstance(value, list) else [value]), session)
+
+
+def _parsed(events: list[tuple[str, str]]) -> list[Any]:
+    out = []
+    for _, data in events:
+        try:
+            out.append(json.loads(data))
+        except ValueError:
+            continue  # an event that is not JSON-RPC (a keep-alive, a note) is passed over
+    return out
+
+
+def _answers(message: Any, ident: Any) -> bool:
+    return (
+        isinstance(message, Mapping)
+        and message.get("id") == ident
+        and ("result" in message or "error" in message)
+    )
