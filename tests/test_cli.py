@@ -172,7 +172,7 @@ def test_providers_lists_the_registry() -> None:
     code, out, _ = run("providers", "--json")
     rows = json.loads(out)
     assert code == 0
-    assert [r["name"] for r in rows][:3] == ["openai", "anthropic", "gemini"]
+    assert [r["name"] for r in rows][:4] == ["openai", "openai-responses", "anthropic", "gemini"]
     assert rows[0] == {
         "name": "openai",
         "api": "openai",

@@ -33,6 +33,7 @@ from tests.emulators.model import Answer, Asked, Behaviour, Call
 from tests.emulators.ollama_api import OllamaEmulator
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
+from tests.emulators.responses_api import ResponsesEmulator
 from tests.emulators.server import EmulatorServer, Handler, Received, Response
 
 ROOT = Path(__file__).parent.parent
@@ -44,7 +45,7 @@ PREFIXED = "sk-proj-c4n4ry7f3a9c2e41b04d5f8a6e1c0b9d7f3a2e"
 PLAIN = "canary-7f3a9c2e41b04d5f/Qx+Zt8wLm=Rk4vN2p0sY9hJ6"
 """Shaped like nothing known, with "/", "+" and "=" that JSON, URLs and HTML write apart."""
 
-FAMILY_PATH = {"openai": "/v1", "anthropic": "/v1", "gemini": "/v1beta", "ollama": ""}
+FAMILY_PATH = {"openai": "/v1", "responses": "/v1", "anthropic": "/v1", "gemini": "/v1beta", "ollama": ""}
 READS_FIELDS = {Catalogue.OPENROUTER, Catalogue.OLLAMA, Catalogue.LLAMACPP, Catalogue.GEMINI}
 """Catalogues whose fields reach the evidence (the others only count the models listed)."""
 
@@ -146,6 +147,8 @@ def emulator(provider: str, key: str) -> Handler:
         inner = GeminiEmulator(behaviour, key=key)
     elif api == "ollama":
         inner = OllamaEmulator({"m": (["completion", "tools"], 32768, behaviour)})
+    elif api == "responses":
+        inner = ResponsesEmulator(behaviour, key=key)
     else:
         entry = {"id": "m", "supported_parameters": ["tools", key], "context_length": 32768}
         flavour = "openrouter" if provider == "openrouter" else "openai"
