@@ -45,7 +45,13 @@ PREFIXED = "sk-proj-c4n4ry7f3a9c2e41b04d5f8a6e1c0b9d7f3a2e"
 PLAIN = "canary-7f3a9c2e41b04d5f/Qx+Zt8wLm=Rk4vN2p0sY9hJ6"
 """Shaped like nothing known, with "/", "+" and "=" that JSON, URLs and HTML write apart."""
 
-FAMILY_PATH = {"openai": "/v1", "responses": "/v1", "anthropic": "/v1", "gemini": "/v1beta", "ollama": ""}
+FAMILY_PATH = {
+    "openai": "/v1",
+    "responses": "/v1",
+    "anthropic": "/v1",
+    "gemini": "/v1beta",
+    "ollama": "",
+}
 READS_FIELDS = {Catalogue.OPENROUTER, Catalogue.OLLAMA, Catalogue.LLAMACPP, Catalogue.GEMINI}
 """Catalogues whose fields reach the evidence (the others only count the models listed)."""
 
