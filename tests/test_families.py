@@ -364,7 +364,7 @@ def test_family_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Any
         reader, shown, i = WordsReader(TOOLS), [], 0
         while i < len(reply):
             step = rng.randint(1, 8)
-            shown.append(reader.feed(reply[i : i + step].encode()))
+            shown.append(reader.feed_bytes(reply[i : i + step].encode()))
             i += step
         end = reader.close()
         assert ("".join(shown) + end.text, calls_of(end)) == (text, calls)

@@ -911,7 +911,7 @@ def streamed(
     pieces: list[str] | list[bytes], *, cut_off: bool = False
 ) -> tuple[str, list[Call], int]:
     reader = WordsReader(TOOLS)
-    shown = "".join(reader.feed(p) for p in pieces)
+    shown = "".join(reader.feed(p) if isinstance(p, str) else reader.feed_bytes(p) for p in pieces)
     end = reader.close(cut_off=cut_off)
     calls = [(c.form.value, c.name, c.arguments, [r.value for r in c.repairs]) for c in end.calls]
     return shown + end.text, calls, end.fake_responses
@@ -948,7 +948,7 @@ def test_one_character_at_a_time() -> None:
 def test_plain_words_go_out_at_once_and_calls_are_held() -> None:
     reader = WordsReader(TOOLS)
     assert reader.feed("Hello, I will ") == "Hello, I will "
-    # "<tool" may open a call: words from a character that can begin a marker wait until
+    # "<tool" may open a call: words from a delta that may begin a marker wait until
     # _GATHER (32) characters are in hand, then go out up to the marker.
     assert reader.feed("check. <tool") == ""
     assert reader.feed('_call>{"name": "get_weather", ') == "check. "
@@ -957,13 +957,24 @@ def test_plain_words_go_out_at_once_and_calls_are_held() -> None:
     assert (end.text, [c.name for c in end.calls]) == ("", ["get_weather"])
 
 
-def test_words_wait_for_at_most_32_characters() -> None:
+def test_a_delta_that_can_begin_no_marker_goes_out_at_once() -> None:
+    reader = WordsReader(TOOLS)
+    # "<b>", "</b>" and "`x`" begin no marker ("<t", "</t" and "```" might): no wait.
+    deltas = ["Some ", "<b>bold", "</b> and ", "`code` here", " [1]"]
+    assert [reader.feed(d) for d in deltas] == deltas
+    # A delta ending in "<" might be the start of "<tool_call>": it waits.
+    assert reader.feed(" see <") == ""
+
+
+def test_words_that_begin_like_a_marker_wait_for_at_most_32_characters() -> None:
     reader = WordsReader(TOOLS)
     assert reader.feed("Some ") == "Some "
-    waited = [reader.feed(c) for c in "<b>bold</b> and more words here to go"]
+    # "<to" begins "<tool_call>" and "<tool_response>": what follows waits until 32
+    # characters are in hand, then goes out when no marker is in them.
+    waited = [reader.feed(c) for c in "<toast> and more words here to go"]
     assert waited[:31] == [""] * 31
-    assert waited[31] == "<b>bold</b> and more words here "  # 32 characters
-    assert waited[32:] == ["t", "o", " ", "g", "o"]  # plain again: at once
+    assert waited[31] == "<toast> and more words here to g"  # 32 characters
+    assert waited[32:] == ["o"]  # plain again: at once
 
 
 def test_a_passing_fence_streams_its_content() -> None:

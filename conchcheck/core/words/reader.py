@@ -11,9 +11,7 @@ number of times, so the reader is linear in its input however it is chunked.
 from __future__ import annotations
 
 import codecs
-import functools
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -21,7 +19,18 @@ from typing import Any
 from conchcheck.core.tools import Tool, as_tools
 from conchcheck.core.words.blocks import BY_OPENER, HARMONY_ROLE, REASONING_ENDS, Block, Role
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call, names_offered_tool
-from conchcheck.core.words.lexer import Lexer, first_anywhere, trie
+from conchcheck.core.words.lexer import Lexer, first_anywhere
+from conchcheck.core.words.markers import (
+    ANGLE,
+    FENCE,
+    LONGEST,
+    MARKER_RE,
+    MARKERS,
+    MAYBE_RE,
+    Search,
+    partial_start,
+    triggers,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +55,6 @@ def read_calls(
     return WordsReading(end.calls, shown + end.text, end.fake_responses, end.in_reasoning)
 
 
-_FENCE = "```"
-_MARKERS = tuple(sorted((*BY_OPENER, _FENCE, *REASONING_ENDS), key=len, reverse=True))
-_MARKER_RE = re.compile(trie(_MARKERS))
-# The longest end of a text that could begin a marker, searched in its last few characters.
-_PART_RE = re.compile(trie(_MARKERS, prefixes=True) + r"\Z")
-_LONGEST = max(len(m) for m in _MARKERS)
-_STARTS = re.compile("[" + re.escape("".join(sorted({m[0] for m in _MARKERS}))) + "]")
-assert {m[0] for m in _MARKERS} <= set("<[`"), "feed's fast path knows only these"
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
 _HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
@@ -62,8 +63,8 @@ _MAX_NAME = 200
 _FALLBACKS = 16
 """Unclosed blocks split at a marker inside a value (a string the model never closed) per
 reply; past this the block runs to the end, so a hostile reply can't make the reader rescan."""
-_HELD_FENCE = Block(_FENCE, CallForm.FENCE, None, (_FENCE,))
-_PASSED_FENCE = Block(_FENCE, CallForm.FENCE, None, (_FENCE,), strings=False, role=Role.REASONING)
+_HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
+_PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=Role.REASONING)
 
 
 class _State(str, Enum):
@@ -76,10 +77,17 @@ class _State(str, Enum):
 
 
 _TEXT = _State.TEXT
+_maybe = MAYBE_RE.search
 
 
 class WordsReader:
     """Reads a reply as it streams: ``feed`` returns words safe to show, ``close`` the rest."""
+
+    __slots__ = (
+        "_block", "_bytes", "_calls", "_fake", "_fallbacks", "_head", "_head_end",
+        "_in_reasoning", "_lag", "_lag_ok", "_lexer", "_opener", "_openers", "_parts",
+        "_pending", "_plain", "_reader", "_state", "_trigger", "_triggers",
+    )  # fmt: skip
 
     def __init__(self, tools: Iterable[Mapping[str, Any] | Tool]) -> None:
         offered = as_tools(tools)
@@ -94,7 +102,7 @@ class WordsReader:
         self._lexer: Lexer | None = None
         self._parts: list[str] = []  # a held block's text read so far
         self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
-        self._triggers: _Search = _ANGLE  # finds a first character of the block's closers
+        self._triggers: Search = ANGLE  # finds a first character of the block's closers
         self._trigger = "<"  # that character, when it is the only one ("" when it is not)
         self._lag_ok = False  # in a held block, so text with no trigger may wait unread
         self._plain = False  # in the text state with nothing pending: plain words pass as they are
@@ -104,16 +112,19 @@ class WordsReader:
         self._fallbacks = 0
         self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
-    def feed(self, chunk: str | bytes) -> str:
-        """Take the next piece of the reply; return the words that can be shown now.
+    def feed_bytes(self, data: bytes) -> str:
+        """``feed`` for bytes, decoded as UTF-8 across chunks, so a character split between
+        two chunks reads the same as one that is not."""
+        return self.feed(self._bytes.decode(data))
 
-        Bytes are decoded as UTF-8 across chunks, so a character split between two chunks
-        reads the same as one that is not.
-        """
-        text = chunk if chunk.__class__ is str else self._bytes.decode(chunk)  # type: ignore[arg-type]
+    def feed(self, text: str) -> str:
+        """Take the next piece of the reply; return the words that can be shown now."""
         # Most deltas are plain words: no character that can begin a marker, or none that
-        # does (a "<b>" tag, a `code` span). Only the text state reads them, here.
-        if self._plain and "<" not in text and "[" not in text and "`" not in text:
+        # begins what a marker begins with ("<b>", "</b>", "`code`"). Only the text state
+        # reads them, here.
+        if self._plain and (
+            ("<" not in text and "[" not in text and "`" not in text) or _maybe(text) is None
+        ):
             return text
         # Anything else waits until _GATHER characters are in hand and is read at once: one
         # search per few tokens, not one per token, and a marker split across deltas is
@@ -132,11 +143,17 @@ class WordsReader:
         elif len(text) < _GATHER and self._state is not _State.START:
             self._pending, self._plain = text, False
             return ""
-        if self._state is _TEXT and _MARKER_RE.search(text) is None:
-            # No whole marker; only the last few characters can begin one.
-            end = _partial_start(text, len(text) - _LONGEST + 1)
-            self._pending, self._plain = text[end:], end == len(text)
-            return text[:end] if self._pending else text
+        if self._state is _TEXT:
+            # Usually nothing in hand can begin a marker ("<b>", "</b>", "`code`"): one quick
+            # search says so. Else only the last few characters can begin one, or a marker
+            # is whole and read.
+            if _maybe(text) is None:
+                self._plain = True
+                return text
+            if MARKER_RE.search(text) is None:
+                end = partial_start(text, len(text) - LONGEST + 1)
+                self._pending, self._plain = text[end:], end == len(text)
+                return text[:end] if self._pending else text
         out: list[str] = []
         self._read(text, out)
         self._plain = self._state is _TEXT and not self._pending
@@ -187,7 +204,7 @@ class WordsReader:
         if not lead:
             self._parts.append(rest)  # leading space: kept aside, never read again
             return len(text)
-        if len(lead) < _LONGEST and any(m.startswith(lead) and m != lead for m in _MARKERS):
+        if len(lead) < LONGEST and any(m.startswith(lead) and m != lead for m in MARKERS):
             self._pending = rest
             return len(text)
         if HARMONY_ROLE.opener.startswith(lead[: len(HARMONY_ROLE.opener)]):
@@ -202,7 +219,7 @@ class WordsReader:
             self._parts = []
             self._state, self._block, self._head_end = _State.HEAD, HARMONY_ROLE, "<|message|>"
             return pos + cut
-        if not lead.startswith(_MARKERS):
+        if not lead.startswith(MARKERS):
             if lead[0] in "{[" or lead.startswith(self._openers):
                 self._state = _State.WHOLE
                 self._parts.append(rest)
@@ -216,9 +233,9 @@ class WordsReader:
         return pos
 
     def _text(self, text: str, pos: int, out: list[str]) -> int:
-        match = _MARKER_RE.search(text, pos)
+        match = MARKER_RE.search(text, pos)
         if match is None:
-            end = _partial_start(text, max(pos, len(text) - _LONGEST + 1))
+            end = partial_start(text, max(pos, len(text) - LONGEST + 1))
             out.append(text[pos:end])
             self._pending = text[end:]
             return len(text)
@@ -230,7 +247,7 @@ class WordsReader:
             out.append(marker)
             self._in_reasoning += len(self._calls)
             self._calls.clear()
-        elif marker == _FENCE:
+        elif marker == FENCE:
             self._state, self._head = _State.FENCE_INFO, ""
         else:
             block = BY_OPENER[marker]
@@ -244,7 +261,7 @@ class WordsReader:
     def _begin(self, block: Block, out: list[str]) -> None:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
-        self._triggers, self._trigger = _triggers(block)
+        self._triggers, self._trigger = triggers(block)
         self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
             out.append(self._opener + self._head_text())
@@ -338,14 +355,14 @@ class WordsReader:
             self._pending = text[pos:]
             return len(text)
         if end < 0:
-            out.append(_FENCE)  # not a fence opening after all
+            out.append(FENCE)  # not a fence opening after all
             self._state = _State.TEXT
             return pos
-        self._head, self._opener = text[pos:end], _FENCE
+        self._head, self._opener = text[pos:end], FENCE
         if self._head.strip().lower() in _HELD_FENCES:
             self._begin(_HELD_FENCE, out)
         else:
-            out.append(_FENCE + self._head + "\n")
+            out.append(FENCE + self._head + "\n")
             self._head = ""
             self._begin(_PASSED_FENCE, out)
             out.pop()  # _begin shows a passed block's opener; this one is shown above
@@ -353,7 +370,7 @@ class WordsReader:
 
     def _fence_done(self, body: str, out: list[str], *, cut_off: bool) -> None:
         info = self._head
-        raw = f"{_FENCE}{info}\n{body}{_FENCE}"
+        raw = f"{FENCE}{info}\n{body}{FENCE}"
         kind = info.strip().lower()
         if kind.startswith("tool"):
             form = CallForm.TOOL_CALL_FENCE
@@ -379,7 +396,7 @@ class WordsReader:
             out.append(words)
             self._to_text()
         elif state is _State.FENCE_INFO:
-            out.append(_FENCE + pending)
+            out.append(FENCE + pending)
             self._to_text()
         elif state is _State.HEAD:
             block = self._block
@@ -425,20 +442,3 @@ class WordsReader:
         closed = marker in block.closers
         self._end(whole[:index], marker if closed else "", out, cut_off=False)
         return whole[index + len(marker) if closed else index :] or None
-
-
-_Search = Callable[..., "re.Match[str] | None"]
-_ANGLE: _Search = re.compile("<").search
-
-
-@functools.lru_cache(maxsize=64)
-def _triggers(block: Block) -> tuple[_Search, str]:
-    """A search for a first character of ``block``'s closers, and that character if alone."""
-    firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
-    return re.compile("[" + re.escape(firsts) + "]").search, firsts if len(firsts) == 1 else ""
-
-
-def _partial_start(text: str, start: int) -> int:
-    """Where the longest end of ``text`` (from ``start``) that could begin a marker starts."""
-    match = _PART_RE.search(text, start)
-    return len(text) if match is None else match.start()
