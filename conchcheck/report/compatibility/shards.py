@@ -29,6 +29,9 @@ def results_files(path: Path) -> list[Path]:
             raise InputError(f"{path}: no such file or folder.")
         return [path]
     found = sorted({*path.glob(RESULTS), *path.glob(f"*/{RESULTS}")})
+    if not found and (path / INDEX).is_file():
+        # A shard the sharding gave no target: with more shards than targets, a real case.
+        return []
     if not found:
         raise InputError(
             f"{path}: holds no {RESULTS}, neither in it nor in its folders.",
@@ -42,10 +45,16 @@ def load_all(paths: Iterable[Path]) -> list[Loaded]:
     from conchcheck.report.json import load_results  # jsonschema: off the start-up path
 
     loaded = []
+    paths = list(paths)
     for path in paths:
         for file in results_files(path):
             cells, data = load_results(file)
             loaded.append((file, cells, data))
+    if paths and not loaded:
+        raise InputError(
+            f"{', '.join(map(str, paths))}: no target was probed in any of them.",
+            hint="Each shard's index.json lists no target: check the targets file.",
+        )
     return loaded
 
 

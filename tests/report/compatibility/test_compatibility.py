@@ -199,6 +199,30 @@ def test_merge_refuses_a_folder_without_results(tmp_path: Path) -> None:
     assert f"{tmp_path}: holds no results.json" in done.stderr
 
 
+def test_merge_takes_a_shard_that_probed_no_target(probed: dict[str, Path], tmp_path: Path) -> None:
+    # Three targets in four shards leave one empty: its folder holds only index.json.
+    edited(probed["vllm:m"], tmp_path / "a" / "x")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "index.json").write_text('{"targets": []}')
+    done = cli("report", "merge", str(tmp_path / "a"), str(tmp_path / "empty"), "--out",
+               str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in (tmp_path / "out").glob("*/results.json")] == ["results.json"]
+
+
+def test_merge_refuses_shards_that_all_probed_nothing(tmp_path: Path) -> None:
+    for name in ("s1", "s2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index.json").write_text('{"targets": []}')
+    done = cli("report", "merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out",
+               str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"conchcheck: {tmp_path / 's1'}, {tmp_path / 's2'}: no target was probed in any of"
+        " them. Each shard's index.json lists no target: check the targets file.\n"
+    )
+
+
 def test_hostile_text_stays_text(probed: dict[str, Path], tmp_path: Path) -> None:
     path = edited(probed["vllm:m"], tmp_path / "h", target=HOSTILE, model=HOSTILE,
                   reply_text=HOSTILE)  # fmt: skip
