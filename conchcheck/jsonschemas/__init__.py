@@ -12,6 +12,7 @@ from importlib.resources import files
 from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
+from referencing import Registry, Resource
 
 Location = list[str | int]
 """Where in the instance: keys and list indexes from the root."""
@@ -22,14 +23,36 @@ KINDS |= {"integer": "a whole number", "number": "a number", "null": "null"}
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
-    """A validator for the shipped schema ``<name>.schema.json``."""
-    text = (files(__name__) / f"{name}.schema.json").read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text))
+    """A validator for the shipped schema ``<name>.schema.json`` (which may ``$ref`` the
+    others by their ``$id``: the prompts file's prompt is the matrix's)."""
+    return Draft202012Validator(_load(name), registry=_registry())
+
+
+def _load(name: str) -> Any:
+    return json.loads((files(__name__) / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _registry() -> Registry[Any]:
+    shipped = (
+        _load(entry.name.removesuffix(".schema.json"))
+        for entry in files(__name__).iterdir()
+        if entry.name.endswith(".schema.json")
+    )
+    return Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema)) for schema in shipped if "$id" in schema
+    )
 
 
 def problems(name: str, instance: Any) -> list[tuple[Location, str]]:
-    """Every way ``instance`` fails the shipped schema ``name``, as (path, message)."""
-    return [found for error in validator(name).iter_errors(instance) for found in describe(error)]
+    """Every way ``instance`` fails the shipped schema ``name``, as (path, message), once."""
+    # One ``required`` error comes per missing key, and each names every missing key.
+    found = {
+        (tuple(path), message): None
+        for error in validator(name).iter_errors(instance)
+        for path, message in describe(error)
+    }
+    return [(list(path), message) for path, message in found]
 
 
 def describe(error: ValidationError) -> list[tuple[Location, str]]:
