@@ -19,7 +19,7 @@ from typing import Any
 from conchcheck.errors import InputError
 from conchcheck.files import read_text
 from conchcheck.matrix import builtin_matrices
-from conchcheck.matrix.loader import DocumentChecker
+from conchcheck.matrix.document import DocumentChecker
 from conchcheck.wire.providers import Target, parse_target
 
 SHOWN_PROBLEMS = 5

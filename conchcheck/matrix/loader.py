@@ -7,7 +7,6 @@ YAML comma split off a text); each problem is ``file:line: $.path: message``.
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Sequence
 from importlib.resources import files
@@ -15,7 +14,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-import yaml
 from jsonschema import SchemaError
 
 from conchcheck import jsonschemas
@@ -23,7 +21,8 @@ from conchcheck.core.matching import ArgumentMatcher, Expectation, ExpectedCall,
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, read_text, yaml_hazard
+from conchcheck.files import json_path, read_text
+from conchcheck.matrix.document import MAX_DEPTH, DocumentChecker
 from conchcheck.matrix.model import (
     MAX_COPIES,
     FollowUp,
@@ -35,9 +34,6 @@ from conchcheck.matrix.model import (
 )
 from conchcheck.matrix.schemawalk import metaschema, schema_nodes, stray_keys
 
-MAX_DEPTH = 64
-"""Deeper YAML is reported, not read (it also stops recursive aliases)."""
-
 _Path = list[str | int]
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
@@ -45,19 +41,18 @@ _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 class MatrixError(InputError):
     """A matrix that can't be used; the message lists every problem, one a line."""
 
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
+    def __init__(self, source: str, problems: Sequence[str], *, prompts: bool = False) -> None:
         # One line, however many problems: `matrix validate` is the command that lists them.
         more = len(problems) - 1
-        rest = (
-            f" ({more} more problem{'' if more == 1 else 's'}: "
-            f"`conchcheck matrix validate {source}` lists every one)"
-            if more
-            else ""
+        lists = "" if prompts else f": `conchcheck matrix validate {source}` lists every one"
+        rest = f" ({more} more problem{'' if more == 1 else 's'}{lists})" if more else ""
+        hint = (
+            "A prompts file is {prompts: [...]}, each prompt as in a matrix, offering the"
+            " --tools by name; `conchcheck matrix show default` has prompts to copy."
+            if prompts
+            else "`conchcheck matrix show default` prints a complete matrix."
         )
-        super().__init__(
-            f"{problems[0]}{rest}.",
-            hint="`conchcheck matrix show default` prints a complete matrix.",
-        )
+        super().__init__(f"{problems[0]}{rest}.", hint=hint)
         self.problems = tuple(problems)
 
 
@@ -70,7 +65,7 @@ def builtin_matrices() -> list[str]:
 def load_matrix(path_or_name: Path | str) -> Matrix:
     """A matrix from a YAML file or by built-in name; ``MatrixError`` lists every problem."""
     text, source = _read(path_or_name)
-    checker = DocumentChecker(text, source)
+    checker = MatrixChecker(text, source)
     if checker.problems:
         raise MatrixError(source, checker.problems)
     return _build(checker.data, source)
@@ -79,7 +74,7 @@ def load_matrix(path_or_name: Path | str) -> Matrix:
 def validate_file(path_or_name: Path | str) -> list[str]:
     """Every problem of a matrix as ``file:line: $.path: message``, sorted by line."""
     text, source = _read(path_or_name)
-    return DocumentChecker(text, source).problems
+    return MatrixChecker(text, source).problems
 
 
 def _read(path_or_name: Path | str) -> tuple[str, str]:
@@ -98,119 +93,12 @@ def _read(path_or_name: Path | str) -> tuple[str, str]:
         ) from None
 
 
-class DocumentChecker:
-    """Reads a matrix's text and collects every problem with the line it is on; a subclass
-    names another shipped ``schema`` and its own ``semantics`` (``conchcheck.targets``)."""
+class MatrixChecker(DocumentChecker):
+    """Reads a matrix's text and collects every problem with the line it is on."""
 
     schema: ClassVar[str] = "matrix"
-
-    def __init__(self, text: str, source: str) -> None:
-        self.text, self.source = text, source
-        self.found: list[tuple[_Path, str, int | None]] = []
-        self.data: Any = None
-        self.checked: set[str] = set()
-        # Anchors, aliases and deep nesting are refused before anything is composed: an alias
-        # reused inside aliases grows exponentially when walked, and the composer recurses.
-        hazard = yaml_hazard(text)
-        if hazard is not None:
-            self.problems = [hazard.located(source)]
-            return
-        # yaml.safe_load, split open to keep the nodes: they know the line of every value.
-        try:
-            loader = yaml.SafeLoader(text)
-        except yaml.reader.ReaderError as exc:  # a NUL or another control character
-            line = text.count("\n", 0, exc.position) + 1
-            self.problems = [f"{source}:{line}: YAML: character {exc.character:#x}: {exc.reason}"]
-            return
-        try:
-            self.root = loader.get_single_node()
-            self.duplicate_keys(self.root, [], 0)
-            raw = loader.construct_document(self.root) if self.root is not None else None
-        except yaml.YAMLError as exc:
-            self.problems = [f"{source}:{_yaml_problem(exc)}"]
-            return
-        except RecursionError:  # yaml_hazard stops this; a last resort all the same
-            self.problems = [f"{source}:1: $: nested too deep to read"]
-            return
-        finally:
-            loader.dispose()
-        self.data = self.plain(raw, [], 0)
-        for path, message in jsonschemas.problems(self.schema, self.data):
-            self.add(path, message)
-        if isinstance(self.data, dict):
-            self.semantics(self.data)
-        lines = {
-            (self.line(path, line), json_path(path), message) for path, message, line in self.found
-        }
-        self.problems = [f"{source}:{n}: {where}: {message}" for n, where, message in sorted(lines)]
-
-    def add(self, path: _Path, message: str, line: int | None = None) -> None:
-        """A problem at ``path`` (on ``line``, when the path can't find it)."""
-        self.found.append((path, message, line))
-
-    def line(self, path: _Path, line: int | None = None) -> int:
-        """The line ``path`` starts on, or the nearest enclosing one that exists."""
-        if line is not None:
-            return line
-        node, found = self.root, 1 if self.root is None else self.root.start_mark.line + 1
-        for part in path:
-            if isinstance(node, yaml.MappingNode):
-                # The last of equal keys is the one read; merged (<<) keys come first.
-                pairs = [(key, value) for key, value in node.value if key.value == part]
-                if not pairs:
-                    break
-                found, node = pairs[-1][0].start_mark.line + 1, pairs[-1][1]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-                if part >= len(node.value):
-                    break
-                node = node.value[part]
-                found = node.start_mark.line + 1
-            else:
-                break
-        return found
-
-    def duplicate_keys(self, node: yaml.Node | None, path: _Path, depth: int) -> None:
-        """A problem for each key a mapping under ``node`` has twice."""
-        if depth > MAX_DEPTH:
-            return
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for key, value in node.value:
-                line = key.start_mark.line + 1
-                if key.value in seen:
-                    self.add(
-                        [*path, key.value], f"duplicate key; also at line {seen[key.value]}", line
-                    )
-                seen.setdefault(key.value, line)
-                self.duplicate_keys(value, [*path, key.value], depth + 1)
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self.duplicate_keys(item, [*path, index], depth + 1)
-
-    def plain(self, value: Any, path: _Path, depth: int) -> Any:
-        """``value`` as JSON data, with a problem for each thing YAML made that JSON has not."""
-        if depth > MAX_DEPTH:
-            self.add(path, f"nested more than {MAX_DEPTH} levels deep")
-            return None
-        if isinstance(value, dict):
-            out = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    self.add(
-                        [*path, str(key)],
-                        f"a key must be text, got {jsonschemas.kind(key)}; quote it",
-                    )
-                out[str(key)] = self.plain(item, [*path, str(key)], depth + 1)
-            return out
-        if isinstance(value, list):
-            return [self.plain(item, [*path, i], depth + 1) for i, item in enumerate(value)]
-        if isinstance(value, datetime.date):
-            self.add(path, f'an unquoted date is not text; write "{value.isoformat()}" in quotes')
-            return value.isoformat()
-        if value is None or isinstance(value, (str, int, float)):
-            return value
-        self.add(path, f"expected plain YAML data, got a {type(value).__name__}")
-        return str(value)
+    where_tools: ClassVar[str] = "in $.tools"
+    """Where a prompt's tool ids are looked up, for the message when one isn't there."""
 
     def semantics(self, data: dict[str, Any]) -> None:
         """What the schema can't say about a matrix: unique ids, tools that exist, …"""
@@ -218,16 +106,7 @@ class DocumentChecker:
         cases, prompts = _items(data, "schema_cases"), _items(data, "prompts")
         if not data.get("schema_cases") and not data.get("prompts"):
             self.add([], "a matrix needs at least one schema case or prompt")
-        first: dict[str, int] = {}
-        for key, items in (("schema_cases", cases), ("prompts", prompts)):
-            for index, item in items:
-                ident = item.get("id")
-                if isinstance(ident, str) and ident in first:
-                    self.add(
-                        [key, index, "id"], f"duplicate id '{ident}'; also at line {first[ident]}"
-                    )
-                elif isinstance(ident, str):
-                    first[ident] = self.line([key, index, "id"])
+        self.unique_ids(data, ("schema_cases", "prompts"))
         for ident, tool in tools.items():
             self.stray(["tools", ident], tool)
         for index, case in cases:
@@ -237,7 +116,20 @@ class DocumentChecker:
         for index, case in cases:
             self._case(["schema_cases", index], case, tools, names)
         for index, prompt in prompts:
-            self._prompt(["prompts", index], prompt, tools)
+            self.prompt(["prompts", index], prompt, tools)
+
+    def unique_ids(self, data: dict[str, Any], keys: Sequence[str]) -> None:
+        """A problem for each id used twice among the items of ``keys``."""
+        first: dict[str, int] = {}
+        for key in keys:
+            for index, item in _items(data, key):
+                ident = item.get("id")
+                if isinstance(ident, str) and ident in first:
+                    self.add(
+                        [key, index, "id"], f"duplicate id '{ident}'; also at line {first[ident]}"
+                    )
+                elif isinstance(ident, str):
+                    first[ident] = self.line([key, index, "id"])
 
     def _case(
         self, where: _Path, case: dict[str, Any], tools: dict[str, Any], names: dict[str, str]
@@ -266,7 +158,8 @@ class DocumentChecker:
             self.add([*where, "tool"], f"case '{names[clash]}' has a tool named '{clash}' too")
         names.update(dict.fromkeys(expanded, str(case.get("id"))))
 
-    def _prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
+    def prompt(self, where: _Path, prompt: dict[str, Any], tools: dict[str, Any]) -> None:
+        """What the schema can't say about one prompt: its tools exist, its expectation fits."""
         offered: dict[str, dict[str, Any]] = {}
         ids: list[Any] = prompt["tools"] if isinstance(prompt.get("tools"), list) else []
         complete = bool(ids)
@@ -279,7 +172,9 @@ class DocumentChecker:
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 complete = False
                 if isinstance(ident, str) and not isinstance(tools.get(ident), dict):
-                    self.add([*where, "tools", index], f"no tool with id '{ident}' in $.tools")
+                    self.add(
+                        [*where, "tools", index], f"no tool with id '{ident}' {self.where_tools}"
+                    )
                 continue
             if tool["name"] in offered:
                 self.add([*where, "tools", index], f"a second tool named '{tool['name']}'")
@@ -380,15 +275,6 @@ class DocumentChecker:
                 )
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """``line: YAML: problem (context at line n)`` for a YAML error."""
-    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
-        return f"1: YAML: {exc}"
-    where = exc.context_mark
-    context = f" ({exc.context} at line {where.line + 1})" if exc.context and where else ""
-    return f"{exc.problem_mark.line + 1}: YAML: {exc.problem}{context}"
-
-
 def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
     items = data.get(key)
     if not isinstance(items, list):
@@ -399,7 +285,7 @@ def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
 def _build(data: dict[str, Any], path: str) -> Matrix:
     tools = {ident: _tool(spec) for ident, spec in data.get("tools", {}).items()}
     cases = tuple(_case(spec, tools) for spec in data.get("schema_cases", []))
-    prompts = tuple(_prompt(spec) for spec in data.get("prompts", []))
+    prompts = tuple(build_prompt(spec) for spec in data.get("prompts", []))
     return Matrix(
         name=data["name"],
         description=data.get("description", ""),
@@ -424,7 +310,8 @@ def _case(spec: dict[str, Any], tools: dict[str, Tool]) -> SchemaCase:
     )
 
 
-def _prompt(spec: dict[str, Any]) -> Prompt:
+def build_prompt(spec: dict[str, Any]) -> Prompt:
+    """The ``Prompt`` of a checked prompt's data."""
     choice = spec.get("tool_choice", "auto")
     expect, follow = spec["expect"], spec.get("follow_up")
     calls = tuple(
