@@ -24,6 +24,9 @@ CLEARLY_WORSE = 0.2
 
 
 PERMISSIVENESS = ("permissive", "anthropic", "gemini", "strict")
+STRICT_MODE = "strict_mode"
+"""Responses API only: the schemas as sent, with ``strict: true`` on every function tool.
+Recorded beside the dialects; it never decides the dialect verdict."""
 """The dialects from most to least permissive (DESIGN.md rule 4)."""
 
 
@@ -169,7 +172,13 @@ def decide(
     # A deliberately invalid case is refused by design: its keyword says nothing of the provider.
     bad = set(invalid_cases)
     keywords = tuple(
-        sorted({r.keyword for r in dialect.refused if r.keyword and r.case not in bad})
+        sorted(
+            {
+                r.keyword
+                for r in dialect.refused
+                if r.keyword and r.case not in bad and r.dialect in PERMISSIVENESS
+            }
+        )
     )
     observed = _tools_observed(cells)
     findings = []
@@ -189,6 +198,7 @@ def decide(
             f"No schema refusal ruled out the more permissive {name} dialect (it was not "
             "tried, or its requests failed): the verdict stands on the dialects settled."
         )
+    findings += _strict_mode(cells, set(invalid_cases))
     leaks = _leaks(cells)
     for leak in leaks:
         count = len(leak.cells)
@@ -220,6 +230,28 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
     return tuple(
         Leak(family, tuple(sorted(ids)), fix) for family, (ids, fix) in sorted(found.items())
     )
+
+
+def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> list[str]:
+    """What ``strict: true`` did to the valid schema cases (Responses API only)."""
+    tried = [
+        c for c in cells
+        if c.stage is Stage.DIALECT and c.dialect == STRICT_MODE and c.case not in bad
+    ]  # fmt: skip
+    if not tried:
+        return []
+    refused = sorted(c.case for c in tried if c.outcome is Outcome.REFUSED)
+    failed = sum(c.outcome is Outcome.ERROR for c in tried)
+    answered = len(tried) - failed
+    if not refused:
+        return [
+            f"Strict mode (strict: true) took all {answered} schema cases it was asked about."
+            if answered else "Strict mode (strict: true) got no usable reply."
+        ]  # fmt: skip
+    return [
+        f"Strict mode (strict: true) refused {len(refused)} of {answered} schema cases"
+        f" ({', '.join(refused)}); the probe's other requests send strict: false."
+    ]
 
 
 def _tools_observed(cells: Sequence[Cell]) -> bool | None:

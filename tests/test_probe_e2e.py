@@ -327,6 +327,20 @@ def test_responses_api_probe(
     )
     posts = [r for r in server.received if r.method == "POST"]
     assert {r.path for r in posts} == {"/v1/responses"}
-    # Every tool the probe sent carried strict explicitly (false: the dialect is measured).
-    flags = {t["strict"] for r in posts for t in r.json().get("tools") or []}
-    assert flags == {False}
+    # Every tool the probe sent carried strict explicitly: false where the dialect is measured,
+    # true only in the strict-mode trial, which sends every tool of a request the same way.
+    flags = [{t["strict"] for t in r.json().get("tools") or []} for r in posts]
+    assert all(len(f) <= 1 for f in flags)
+    assert sum(f == {True} for f in flags) == 24  # 23 refusals, each naming one, + 1 accepted
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    strict = {c["case"]: c["outcome"] for c in results["cells"] if c["dialect"] == "strict_mode"}
+    took = {"additional-properties-false", "array-root", "no-parameters"}
+    assert {k for k, v in strict.items() if v == "accepted"} == took
+    assert {v for k, v in strict.items() if k not in took} == {"refused"} and len(strict) == 26
+    refused = sorted(set(strict) - took)
+    assert (
+        f"Strict mode (strict: true) refused 23 of 26 schema cases ({', '.join(refused)}); the"
+        " probe's other requests send strict: false." in verdict["findings"]
+    )
+    # Strict mode's refusals say nothing of the dialects: no keyword of theirs is reported.
+    assert verdict["refused_keywords"] == []

@@ -22,7 +22,7 @@ from conchcheck.matrix import SchemaCase
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import PERMISSIVENESS, carried_by, exploration_order
+from conchcheck.verdict import PERMISSIVENESS, STRICT_MODE, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
@@ -43,7 +43,7 @@ Settled = dict[tuple[str, str], Cell]
 def case_tools(case: SchemaCase, dialect: str) -> tuple[Tool, ...]:
     """The tools a schema case sends (its copies, when it has them), in ``dialect``."""
     schema = dict(case.tool.parameters)
-    if dialect != JSON_SCHEMA and schema:
+    if dialect not in (JSON_SCHEMA, STRICT_MODE) and schema:
         schema = to_dialect(schema, dialect)
     return tuple(Tool(t.name, t.description, schema) for t in case.tools)
 
@@ -70,6 +70,10 @@ class Exploration:
         await self.explore()
         if self.ctx.target.provider.api == "gemini" and self.endpoint_refusal is None:
             await self.try_all(JSON_SCHEMA)
+        if self.ctx.target.provider.api == "responses" and self.endpoint_refusal is None:
+            # The exploration sends strict: false; what strict: true does to the same schemas
+            # (OpenAI's default there) is recorded beside it, and never decides the dialect.
+            await self.strict_mode()
 
     async def run_invalid(self) -> None:
         """Deliberately invalid schemas: once, as sent, each alone; nothing waits for them."""
@@ -111,6 +115,18 @@ class Exploration:
         jobs = [self.group(plain, dialect)] if plain else []
         await self.ctx.together([*jobs, *(self.group([c], dialect) for c in singles)])
 
+    async def strict_mode(self) -> None:
+        """Settle case by case what ``strict: true`` refuses: a refusal that names one tool
+        settles it, one that names none is split; at most two requests a case."""
+        todo = [c for c in self.valid if not c.copies]  # a schema question, not a count
+        stop = self.spent + 2 * len(todo)
+        while todo and self.spent < stop and self.endpoint_refusal is None:
+            named = await self.group(todo, STRICT_MODE, split=True)
+            before = len(todo)
+            todo = [c for c in todo if (c.id, STRICT_MODE) not in self.settled]
+            if len(todo) == before and not named:
+                return  # nothing settled (a failure): sending it again proves no more
+
     async def picture(self, dialect: str) -> None:
         """Settle case by case what ``dialect`` refuses, within the cap."""
         todo = []
@@ -133,7 +149,7 @@ class Exploration:
         """An accepted cell of ``case`` in another dialect whose tools were the same bytes."""
         mine = case_tools(case, dialect)
         for (case_id, other), cell in self.settled.items():
-            same = case_id == case.id and other != JSON_SCHEMA
+            same = case_id == case.id and other in PERMISSIVENESS
             if same and cell.outcome is Outcome.ACCEPTED and case_tools(case, other) == mine:
                 return cell
         return None
@@ -166,6 +182,7 @@ class Exploration:
             max_tokens=self.ctx.options.dialect_max_tokens,
             temperature=self.ctx.options.temperature,
             gemini_schema_field="parametersJsonSchema" if dialect == JSON_SCHEMA else "parameters",
+            strict=dialect == STRICT_MODE,
         )
         self.sent.add(dialect)
         asker = f"dialect/{dialect}/" + "+".join(case.id for case in todo)
@@ -195,6 +212,8 @@ class Exploration:
                     if 0 <= v.tool_index < len(todo)
                 ]  # fmt: skip
                 index = refusal.tool_index
+                if index is None:
+                    index = _named_tool(refusal.message, todo)
                 if not named and index is not None and 0 <= index < len(todo):
                     named = [(todo[index], refusal)]
                 for case, own in named:
@@ -248,6 +267,16 @@ class Exploration:
                 refusal=own or exchange.refusal,
             )  # fmt: skip
             self.settled[(case.id, dialect)] = self.ctx.record(cell)
+
+
+def _named_tool(message: str, cases: Sequence[SchemaCase]) -> int | None:
+    """The one case whose tool the message names in quotes, as OpenAI's refusals do
+    ("Invalid schema for function 'mysql_execute': …", refusals.yaml S24, S25)."""
+    found = [
+        index for index, case in enumerate(cases)
+        if f"'{case.tool.name}'" in message or f'"{case.tool.name}"' in message
+    ]  # fmt: skip
+    return found[0] if len(found) == 1 else None
 
 
 async def run_dialects(ctx: Context) -> None:

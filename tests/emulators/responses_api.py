@@ -45,9 +45,13 @@ class ResponsesEmulator:
         tools = [t for t in request.get("tools") or [] if t.get("type") == "function"]
         if "ignores_strict" in self.quirks:
             tools = [dict(t, strict=False) for t in tools]
-        if any(t.get("strict", True) and not _strict_ok(t.get("parameters")) for t in tools):
+        for tool in tools:
             # strict defaults to true in this API: a tool without the flag is checked too.
-            return refusal("openai-responses-strict-required-every-key")
+            problem = (
+                _strict_problem(tool.get("parameters"), ()) if tool.get("strict", True) else None
+            )
+            if problem is not None:
+                return _strict_refusal(tool["name"], problem)
         asked = Asked(
             [{"name": t["name"], "description": t.get("description", ""),
               "parameters": t.get("parameters") or {}} for t in tools],
@@ -131,21 +135,42 @@ class ResponsesEmulator:
         )
 
 
-def _strict_ok(schema: Any) -> bool:
-    """Strict mode's rules on one schema: objects closed, every property required."""
+def _strict_problem(schema: Any, context: tuple[str, ...]) -> str | None:
+    """Strict mode's rules on one schema (objects closed, every property required), worded
+    as OpenAI words them (refusals.yaml S24, S25); None when the schema keeps them."""
     if not isinstance(schema, dict):
-        return True
+        return None
     properties = schema.get("properties")
+    where = f"In context={context!r}"
     if schema.get("type") == "object" or isinstance(properties, dict):
-        names = set(properties or {})
-        if (
-            schema.get("additionalProperties") is not False
-            or set(schema.get("required") or []) != names
-        ):
-            return False
-    children = list((properties or {}).values()) if isinstance(properties, dict) else []
-    children += [schema["items"]] if isinstance(schema.get("items"), dict) else []
-    return all(_strict_ok(child) for child in children)
+        if schema.get("additionalProperties") is not False:
+            return f"{where}, 'additionalProperties' is required to be supplied and to be false."
+        missing = [name for name in properties or {} if name not in (schema.get("required") or [])]
+        if missing:
+            return (
+                f"{where}, 'required' is required to be supplied and to be an array including"
+                f" every key in properties. Missing '{missing[0]}'."
+            )
+    children = (
+        [(("properties", k), v) for k, v in (properties or {}).items()]
+        if isinstance(properties, dict)
+        else []
+    )
+    if isinstance(schema.get("items"), dict):
+        children.append((("items",), schema["items"]))
+    for step, child in children:
+        found = _strict_problem(child, (*context, *step))
+        if found is not None:
+            return found
+    return None
+
+
+def _strict_refusal(name: str, problem: str) -> Response:
+    """The S25 refusal's envelope, naming the refused function and its problem as OpenAI
+    does ("Invalid schema for function 'mysql_execute': In context=(), …")."""
+    body = json.loads(vector("openai-responses-strict-required-every-key")["body"])
+    body["error"]["message"] = f"Invalid schema for function '{name}': {problem}"
+    return Response.json(body, 400)
 
 
 def _messages(items: Any) -> list[dict[str, Any]]:

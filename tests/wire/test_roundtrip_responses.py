@@ -93,16 +93,30 @@ def test_parallel_calls_and_round_trip_by_call_id(serve: Serve, stream: bool) ->
     ]
 
 
+OPTIONAL = Tool(
+    "get_weather",
+    "Get the weather.",
+    {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+     "required": ["city"], "additionalProperties": False},
+)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("tool", "strict", "refused"),
     [
-        pytest.param(WEATHER, False, False, id="open-schema-strict-false-accepted"),
-        pytest.param(WEATHER, True, True, id="open-schema-strict-true-refused"),
-        pytest.param(CLOSED, True, False, id="closed-schema-strict-true-accepted"),
+        pytest.param(WEATHER, False, None, id="open-schema-strict-false-accepted"),
+        pytest.param(WEATHER, True, ("additionalProperties", "'additionalProperties' is required"
+                                     " to be supplied and to be false."),
+                     id="open-schema-strict-true-refused"),
+        pytest.param(OPTIONAL, True, ("required", "'required' is required to be supplied and to be"
+                                      " an array including every key in properties. Missing"
+                                      " 'unit'."),
+                     id="optional-field-strict-true-refused"),
+        pytest.param(CLOSED, True, None, id="closed-schema-strict-true-accepted"),
     ],
-)
+)  # fmt: skip
 def test_strict_flag_decides_which_schemas_pass(
-    serve: Serve, tool: Tool, strict: bool, refused: bool
+    serve: Serve, tool: Tool, strict: bool, refused: tuple[str, str] | None
 ) -> None:
     server = serve(ResponsesEmulator(calls_cleanly(arguments={"city": "Oslo"})))
     request = ChatRequest("gpt-x", ASK, tools=(tool,), strict=strict)
@@ -111,7 +125,11 @@ def test_strict_flag_decides_which_schemas_pass(
     if refused:
         # A schema strict mode can't take is a classified refusal: evidence, not a crash.
         assert exchange.refusal is not None and exchange.refusal.kind is RefusalKind.SCHEMA
-        assert exchange.refusal.keyword == "required"
+        keyword, problem = refused
+        assert (exchange.refusal.keyword, exchange.refusal.message) == (
+            keyword,
+            f"Invalid schema for function 'get_weather': In context=(), {problem}",
+        )
     else:
         assert exchange.reply is not None and exchange.reply.tool_calls
 
