@@ -107,8 +107,9 @@ def fleet_for(
     given = [name for name, value in per_target.items() if value]
     if given:
         raise InputError(
-            f"{given[0]}: not with --targets; a targets file sets it for each target.",
-            hint="Write base_url or api_key_env in the file's entry for that target.",
+            f"{given[0]}: not with --targets; it is an option of a single target's probe.",
+            hint="Probe that target on its own, or write base_url or api_key_env in its"
+            " entry of the targets file.",
         )
     return Fleet(FleetSpec(targets, shard=None if shard is None else Shard.parse(shard), **common))
 

@@ -23,12 +23,14 @@ from conchcheck.errors import InputError
 from conchcheck.files import folder_problem, load_json, problem
 from conchcheck.jsonschemas import problems
 from conchcheck.matrix import Matrix, load_matrix
+from conchcheck.matrix.own import own_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.redaction import held
 from conchcheck.report import ReportFormat, RunInfo, write_reports
 from conchcheck.report.json import load_results
 from conchcheck.results import Mode, ProbeResult
+from conchcheck.sources import read_tools
 from conchcheck.version import __version__
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
@@ -62,8 +64,22 @@ class JobSpec:
     """Write every exchange here (``recording.schema.json``)."""
     replay: Path | None = None
     """Answer every request from this recording: no network."""
+    tools: tuple[str, ...] = ()
+    """Probe with the user's own tools from these sources (``--tools``), not a matrix."""
+    prompts: Path | None = None
+    """Prompts written for ``tools`` (``--prompts``); without it, one smoke prompt a tool."""
 
     def __post_init__(self) -> None:
+        if self.prompts is not None and not self.tools:
+            raise InputError(
+                "--prompts: prompts files are for your own tools, and no --tools was given.",
+                hint="Add --tools SOURCE, or put the prompts in a matrix (--matrix).",
+            )
+        if self.tools and self.matrix != "default":
+            raise InputError(
+                "--tools and --matrix: give one; --tools makes the matrix from your tools.",
+                hint="Use --prompts FILE for prompts written for your tools.",
+            )
         if self.record is not None and self.replay is not None:
             raise InputError(
                 "--record and --replay: give one, not both.",
@@ -139,7 +155,11 @@ class Job:
         # A replay goes to the URLs it recorded, unless told otherwise.
         base_url = spec.base_url or (replayed.base_url if replayed else None)
         self.target: Target = parse_target(spec.target, base_url=base_url, api=spec.api)
-        self.matrix: Matrix = load_matrix(spec.matrix)
+        self.matrix: Matrix = (
+            own_matrix([(s, read_tools(s)) for s in spec.tools], spec.prompts)
+            if spec.tools
+            else load_matrix(spec.matrix)
+        )
         self.cache = CapabilityFile(spec.cache or default_path())
         self.key: Secret | None = None
         self.transport = transport

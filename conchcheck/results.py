@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from conchcheck.core.refusals import Refusal
+from conchcheck.core.usertools import OwnTool
 from conchcheck.wire.chat import Finding as Finding
 from conchcheck.wire.chat import Finish as Finish
 from conchcheck.wire.chat import ToolCall as ToolCall
@@ -293,3 +294,5 @@ class ProbeResult:
     """Requests each stage spent (retries included)."""
     critical_path: int = 0
     """Requests in the longest chain that had to run one after another."""
+    own_tools: tuple[OwnTool, ...] = ()
+    """The user's own tools (``probe --tools``), each the schema case of its name."""

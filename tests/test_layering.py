@@ -61,6 +61,7 @@ MAY_IMPORT = {
         "files",
         "wire",
         "matrix",
+        "sources",
         "results",
         "probe",
         "report",

@@ -35,6 +35,17 @@ def probe(
         ),
     ] = None,
     matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            help="Probe with your own tools (repeat): mcp:stdio:<command>, an MCP URL, an"
+            " OpenAPI document or a tools file.",
+        ),
+    ] = None,
+    prompts: Annotated[
+        Path | None, typer.Option(help="With --tools: prompts written for them (YAML).")
+    ] = None,
     targets: Annotated[Path | None, typer.Option(help="Many targets at once: a YAML file.")] = None,
     shard: Annotated[str | None, typer.Option(help="With --targets: only shard I/N.")] = None,
     out: Annotated[
@@ -118,7 +129,8 @@ def probe(
     )  # fmt: skip
     fleet = fleet_for(
         target, targets, shard, {"--base-url": base_url, "--api": api, "--api-key-env": api_key_env,
-                                 "--resume": resume, "--use-cache": use_cache},
+                                 "--resume": resume, "--use-cache": use_cache,
+                                 "--tools": tools or None, "--prompts": prompts},
         out=out, matrix=matrix, formats=tuple(report_format or ReportFormat), cache=cache,
         options=options, expect_mode=expect_mode, expect_dialect=expect_dialect,
         command=" ".join(["conchcheck", *sys.argv[1:]]),
@@ -136,7 +148,7 @@ def probe(
         target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
         api_key_env=api_key_env, api=api, options=options, resume=resume, expect_mode=expect_mode,
         expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
-        record=record, replay=replay,
+        record=record, replay=replay, tools=tuple(tools or ()), prompts=prompts,
     )  # fmt: skip
     job = Job(spec)
     cached = job.cached()

@@ -14,6 +14,7 @@ from typing import Any
 
 from conchcheck.core.matching import Expectation, Matcher
 from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
+from conchcheck.core.usertools import OwnTool
 from conchcheck.errors import InputError
 
 _AUTO = ToolChoice(ChoiceMode.AUTO)
@@ -102,3 +103,5 @@ class Matrix:
     digest: str
     """``sha256:`` of ``source`` as canonical JSON (sorted keys), so results name the matrix."""
     version: int = 1
+    own: tuple[OwnTool, ...] = ()
+    """The user's own tools (``probe --tools``), each carried by the schema case of its name."""

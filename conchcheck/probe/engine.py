@@ -284,6 +284,7 @@ class Probe:
             self.unusable,
             dict(budget.by_stage) if budget else {},
             ctx.critical_path if ctx else 0,
+            self.matrix.own,
         )
 
 

@@ -10,8 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from conchcheck.plain import to_plain
-from conchcheck.report.escaping import visible
-from conchcheck.report.outline import (
+from conchcheck.report.blocks import (
     Block,
     Bold,
     Bullets,
@@ -20,8 +19,9 @@ from conchcheck.report.outline import (
     Inline,
     Para,
     Table,
-    outline,
 )
+from conchcheck.report.escaping import visible
+from conchcheck.report.outline import outline
 from conchcheck.results import Cell, Stage
 
 if TYPE_CHECKING:

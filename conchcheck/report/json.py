@@ -52,6 +52,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
             rates = getattr(result.verdict, mode)
             verdict[mode]["rate"] = rates.rate
             verdict[mode]["clean_rate"] = rates.clean_rate
+    own = {"own_tools": [to_plain(tool) for tool in result.own_tools]} if result.own_tools else {}
     return {
         "schema_version": SCHEMA_VERSION,
         "run": to_plain(info),
@@ -61,6 +62,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
         "endpoint": result.endpoint,
         "family": result.family,
         "matrix": {"name": result.matrix, "digest": result.matrix_digest},
+        **own,
         "budget": {
             "requests": result.requests,
             "prompt_tokens": result.prompt_tokens,

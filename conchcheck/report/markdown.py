@@ -9,8 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from conchcheck.report.escaping import one_line, visible
-from conchcheck.report.outline import (
+from conchcheck.report.blocks import (
     Block,
     Bold,
     Bullets,
@@ -19,8 +18,9 @@ from conchcheck.report.outline import (
     Inline,
     Para,
     Table,
-    outline,
 )
+from conchcheck.report.escaping import one_line, visible
+from conchcheck.report.outline import outline
 
 if TYPE_CHECKING:
     from conchcheck.report import RunInfo

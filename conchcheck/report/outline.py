@@ -5,78 +5,31 @@ paragraphs, tables, the provider's words verbatim) that ``markdown`` and ``html`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
+from conchcheck.report.blocks import (
+    Block,
+    Bold,
+    Bullets,
+    Code,
+    Heading,
+    Inline,
+    Para,
+    Span,
+    Table,
+    Verbatim,
+    mark,
+    trimmed,
+)
+from conchcheck.report.yourtools import your_tools
 from conchcheck.results import PASSING, Cell, Outcome, Rates, Refused, Stage
 
 if TYPE_CHECKING:
     from conchcheck.report import RunInfo
     from conchcheck.results import ProbeResult
 
-VERBATIM_LIMIT = 2000
-"""Characters of one provider message shown; results.json keeps all of it."""
 MISSED_LIMIT = 40
 """Prompt cells listed with why they did not pass, so the report still fits a PR comment."""
-
-
-@dataclass(frozen=True, slots=True)
-class Bold:
-    """Strong text."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Code:
-    """An identifier or a value, shown as code."""
-
-    text: str
-
-
-Span: TypeAlias = str | Bold | Code
-Inline: TypeAlias = tuple[Span, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Heading:
-    """A section (level 2) or subsection (level 3) title."""
-
-    level: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Para:
-    """A paragraph; ``tone`` ``warn`` marks a warning."""
-
-    spans: Inline
-    tone: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Bullets:
-    """A list, one item per inline run."""
-
-    items: tuple[Inline, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    """A table of plain text."""
-
-    head: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Verbatim:
-    """A provider's words exactly as they came."""
-
-    text: str
-
-
-Block: TypeAlias = Heading | Para | Bullets | Table | Verbatim
 
 
 def outline(result: ProbeResult, info: RunInfo) -> list[Block]:
@@ -103,7 +56,8 @@ def outline(result: ProbeResult, info: RunInfo) -> list[Block]:
         )
     )  # fmt: skip
     blocks.append(Para(("Command: ", Code(info.command))))
-    for section in (_dialect, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost):
+    sections = (_dialect, your_tools, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost)
+    for section in sections:
         blocks.extend(section(result))
     return blocks
 
@@ -148,7 +102,7 @@ def _dialect(result: ProbeResult) -> list[Block]:
     for case in cases:
         invalid = any(c.extra.get("valid") is False for (k, _), c in cells.items() if k == case)
         name = f"{case} (invalid: refusal expected)" if invalid else case
-        rows.append((name, *(_mark(cells.get((case, d))) for d in dialects)))
+        rows.append((name, *(mark(cells.get((case, d))) for d in dialects)))
     blocks.append(Table(("case", *dialects), tuple(rows)))
     if verdict is not None:
         for title, items in (("Refused", verdict.refused), ("Limits", verdict.limits)):
@@ -180,7 +134,7 @@ def _refused(items: Sequence[Refused], cells: dict[tuple[str, str], Cell]) -> li
         groups.setdefault((item.kind, item.message), []).append(tuple(where))
     blocks: list[Block] = []
     for (kind, message), places in groups.items():
-        blocks += [Para((Bold(kind), " — ", *_joined(places, "; "))), Verbatim(_trim(message))]
+        blocks += [Para((Bold(kind), " — ", *_joined(places, "; "))), Verbatim(trimmed(message))]
     return blocks
 
 
@@ -234,7 +188,7 @@ def _refusals(result: ProbeResult) -> list[Block]:
     if not groups:
         return [*blocks, Para(("No refusals outside the dialect stage.",))]
     for (kind, message), places in groups.items():
-        blocks += [Para((Bold(kind), " — ", *_joined(places, ", "))), Verbatim(_trim(message))]
+        blocks += [Para((Bold(kind), " — ", *_joined(places, ", "))), Verbatim(trimmed(message))]
     return blocks
 
 
@@ -316,30 +270,11 @@ def _stage(result: ProbeResult, stage: Stage) -> list[Cell]:
     return [c for c in result.cells if c.stage is stage]
 
 
-def _mark(cell: Cell | None) -> str:
-    if cell is None:
-        return "—"
-    if cell.outcome is Outcome.ACCEPTED:
-        return "✅"
-    if cell.outcome is Outcome.REFUSED:
-        return f"❌ {cell.refusal_kind or 'other'}"
-    if cell.outcome is Outcome.ERROR:
-        return f"⚠️ {cell.label}"
-    return cell.label
-
-
 def _joined(parts: Iterable[Inline], sep: str) -> Inline:
     out: list[Span] = []
     for index, part in enumerate(parts):
         out += [sep, *part] if index else list(part)
     return tuple(out)
-
-
-def _trim(text: str) -> str:
-    if len(text) <= VERBATIM_LIMIT:
-        return text
-    more = len(text) - VERBATIM_LIMIT
-    return f"{text[:VERBATIM_LIMIT]}… [{more} more characters in results.json]"
 
 
 def _yes(value: bool | None) -> str:

@@ -4,10 +4,10 @@ outline blocks so its escaping is the single-probe report's.
 
 from __future__ import annotations
 
+from conchcheck.report.blocks import Block, Bullets, Code, Heading, Para, Table
 from conchcheck.report.compatibility.diff import Diff
 from conchcheck.report.compatibility.table import CompatTable, Mark, Status
 from conchcheck.report.markdown import to_markdown
-from conchcheck.report.outline import Block, Bullets, Code, Heading, Para, Table
 
 LEGEND = " · ".join(f"{s.shape} {s.value}" for s in Status)
 

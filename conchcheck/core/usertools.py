@@ -1,0 +1,51 @@
+"""The user's own tools (``probe --tools``) as a probe records them: where each came from,
+its schema, and how its smoke prompt chose arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+SMOKE_PREFIX = "smoke-"
+"""A smoke prompt's id is this and its tool's name."""
+
+
+class Origin(str, Enum):
+    """Where a smoke prompt's value for an argument came from."""
+
+    EXAMPLE = "example"
+    DEFAULT = "default"
+    CONST = "const"
+    ENUM = "enum"
+    MODEL = "model"
+    """The schema gives no value: the model chooses one, which only has to be present."""
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeArgument:
+    """One argument of a smoke prompt: its name, value (None for ``model``) and origin."""
+
+    name: str
+    origin: Origin
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class OwnTool:
+    """One of the user's tools: where it came from, its schema, and its smoke prompt."""
+
+    name: str
+    source: str
+    description: str
+    parameters: Mapping[str, Any]
+    problem: str | None = None
+    """Why its schema is not valid JSON Schema by its own draft, when it is not."""
+    smoke: tuple[SmokeArgument, ...] | None = None
+    """The smoke prompt's arguments; None when ``--prompts`` replaced the smoke prompts."""
+
+    @property
+    def case_id(self) -> str:
+        """The schema case that carries it: the tool's name."""
+        return self.name

@@ -1,0 +1,169 @@
+"""The report's section on the user's own tools (``probe --tools``): which dialects took each
+tool, the provider's words for every refusal, what each dialect's conversion changed in the
+schema, and how each smoke prompt went and where its arguments came from.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from conchcheck.core.dialects import to_dialect
+from conchcheck.core.schemadiff import schema_changes
+from conchcheck.core.usertools import SMOKE_PREFIX, Origin, OwnTool
+from conchcheck.report.blocks import (
+    Block,
+    Bold,
+    Bullets,
+    Code,
+    Heading,
+    Inline,
+    Para,
+    Span,
+    Table,
+    Verbatim,
+    mark,
+    trimmed,
+)
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.verdict import PERMISSIVENESS
+
+if TYPE_CHECKING:
+    from conchcheck.results import ProbeResult
+
+CHANGES_SHOWN = 30
+"""Changes listed for one tool in one dialect; the rest are counted."""
+CONVERTED = ("anthropic", "gemini", "strict")
+"""The dialects whose conversion can change a schema (``permissive`` sends it as it is)."""
+
+
+def your_tools(result: ProbeResult) -> list[Block]:
+    """The section, or nothing when the probe used a matrix."""
+    own = result.own_tools
+    if not own:
+        return []
+    dialect_cells = {(c.case, c.dialect or ""): c for c in result.cells if c.stage is Stage.DIALECT}
+    tried = sorted(
+        dict.fromkeys(d for _, d in dialect_cells),
+        key=lambda d: PERMISSIVENESS.index(d) if d in PERMISSIVENESS else len(PERMISSIVENESS),
+    )
+    sources = list(dict.fromkeys(t.source for t in own))
+    blocks: list[Block] = [
+        Heading(2, "Your tools"),
+        Para((f"{len(own)} tool{'s' * (len(own) != 1)} from ", *_codes(sources, ", "), ".")),
+    ]
+    smoke = _smoke_cells(result)
+    modes = [m for m in ("native", "words") if any(k[1] == m for k in smoke)]
+    rows = tuple(
+        (t.name, *(mark(dialect_cells.get((t.name, d))) for d in tried),
+         *(_labels(smoke.get((t.name, m), [])) for m in modes))
+        for t in own
+    )  # fmt: skip
+    head = ("tool", *tried, *(f"smoke ({m})" for m in modes))
+    blocks.append(Table(head, rows))
+    blocks += _refused(own, dialect_cells)
+    blocks += _changes(own)
+    blocks += _smoke_arguments(own)
+    return blocks
+
+
+def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> list[Block]:
+    """Each refused tool and the dialects that refused it, under the provider's words (one
+    block for each message, naming every tool and dialect it was the answer to)."""
+    said: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for tool in own:
+        for (case, dialect), cell in cells.items():
+            if case != tool.name or cell.outcome is not Outcome.REFUSED:
+                continue
+            message = cell.refusal.message if cell.refusal is not None else cell.detail
+            key = (cell.refusal_kind or "other", message)
+            said.setdefault(key, {}).setdefault(tool.name, []).append(dialect)
+    if not said:
+        return []
+    blocks: list[Block] = [Heading(3, "Refused")]
+    for tool in own:
+        if tool.problem:
+            blocks.append(Para((Code(tool.name), " is not valid JSON Schema: ", tool.problem, ".")))
+    for (kind, message), tools in said.items():
+        where = [(Code(name), " in ", ", ".join(dialects)) for name, dialects in tools.items()]
+        spans: list[Span] = []
+        for index, part in enumerate(where):
+            spans += ["; " if index else "", *part]
+        blocks += [Para((Bold(kind), " — ", *spans)), Verbatim(trimmed(message))]
+    return blocks
+
+
+def _changes(own: tuple[OwnTool, ...]) -> list[Block]:
+    """What each dialect's conversion changes in each tool's schema."""
+    blocks: list[Block] = [Heading(3, "What each dialect changes")]
+    same = []
+    for tool in own:
+        if tool.problem or not tool.parameters:
+            same.append(tool.name)
+            continue
+        before = dict(tool.parameters)
+        found = False
+        for dialect in CONVERTED:
+            shown, count = schema_changes(before, to_dialect(before, dialect), limit=CHANGES_SHOWN)
+            if not count:
+                continue
+            found = True
+            more = count - len(shown)
+            rest = f" (the first {len(shown)}; {more} more)" if more else ""
+            blocks.append(Para((Code(tool.name), f" as {dialect}: {count} change"
+                                f"{'s' * (count != 1)}{rest}")))  # fmt: skip
+            blocks.append(Bullets(tuple((Code(change.line()),) for change in shown)))
+        if not found:
+            same.append(tool.name)
+    if same:
+        blocks.append(Para(("Sent unchanged in every dialect: ", *_codes(same, ", "), ".")))
+    return blocks
+
+
+def _smoke_arguments(own: tuple[OwnTool, ...]) -> list[Block]:
+    """Where each smoke prompt's arguments came from."""
+    items: list[Inline] = []
+    for tool in own:
+        if tool.smoke is None:
+            continue
+        if not tool.smoke:
+            items.append((Code(tool.name), ": no arguments"))
+            continue
+        parts: list[Span] = [Code(tool.name), ": "]
+        for index, argument in enumerate(tool.smoke):
+            parts.append("; " if index else "")
+            if argument.origin is Origin.MODEL:
+                parts += [Code(argument.name), " chosen by the model (the schema gives no value)"]
+            else:
+                value = _compact(argument.value)
+                parts += [Code(f"{argument.name} = {value}"), f" ({argument.origin.value})"]
+        items.append(tuple(parts))
+    if not items:
+        return []
+    return [Heading(3, "Smoke prompts: where the arguments came from"), Bullets(tuple(items))]
+
+
+def _smoke_cells(result: ProbeResult) -> dict[tuple[str, str], list[Cell]]:
+    found: dict[tuple[str, str], list[Cell]] = {}
+    for cell in result.cells:
+        if cell.stage in (Stage.NATIVE, Stage.WORDS) and cell.case.startswith(SMOKE_PREFIX):
+            found.setdefault((cell.case.removeprefix(SMOKE_PREFIX), cell.stage.value), []).append(
+                cell
+            )
+    return found
+
+
+def _labels(cells: list[Cell]) -> str:
+    return ", ".join(c.label for c in cells) or "—"
+
+
+def _codes(names: list[str], sep: str) -> Inline:
+    out: list[Span] = []
+    for index, name in enumerate(names):
+        out += [sep, Code(name)] if index else [Code(name)]
+    return tuple(out)
+
+
+def _compact(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text if len(text) <= 80 else f"{text[:79]}…"
