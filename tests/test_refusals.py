@@ -658,3 +658,45 @@ def test_every_tool_a_refusal_names_is_kept(vector_id: str, violations: list[Any
 )
 def test_sharper_kinds_on_bare_messages(status: int, message: str, kind: RefusalKind) -> None:
     assert classify(status, message).kind is kind
+
+
+def test_responses_failed_event_in_sse_framing() -> None:
+    # A Responses stream as sent: events before the failure carry a response whose error is null;
+    # response.failed carries it in response.error
+    # (vector openai-responses-failed-event-tpm-rate-limit-with-wait).
+    created = {"type": "response.created", "response": {"status": "in_progress", "error": None}}
+    failed = {
+        "type": "response.failed",
+        "response": {
+            "status": "failed",
+            "error": {"code": "rate_limit_exceeded", "message": "Please try again in 2s."},
+        },
+    }
+    body = (
+        f"event: response.created\ndata: {json.dumps(created)}\n\n"
+        f"event: response.failed\ndata: {json.dumps(failed)}\n\n"
+    )
+    refusal = classify(200, body)
+    assert (refusal.kind, refusal.code, refusal.retry_after) == (
+        RefusalKind.RATE_LIMIT,
+        "rate_limit_exceeded",
+        2.0,
+    )
+
+
+def test_a_param_named_only_in_the_words_places_a_schema_refusal() -> None:
+    # A gateway that keeps only OpenAI's message drops param; the words still name it
+    # (vector omniroute-responses-status-prefixed-message-still-names-the-tool).
+    body = json.dumps({"error": {"message": "Missing required parameter: 'tools[2].name'."}})
+    refusal = classify(400, body)
+    assert (refusal.kind, refusal.path, refusal.tool_index) == (
+        RefusalKind.SCHEMA,
+        "tools[2].name",
+        2,
+    )
+
+
+def test_python_none_written_as_text_is_no_code() -> None:
+    # LiteLLM's str(None) (vector litellm-responses-500-writes-python-none-as-type-and-param).
+    body = json.dumps({"error": {"message": "boom", "type": "None", "code": "None"}})
+    assert classify(400, body).code is None

@@ -4,21 +4,19 @@ and the wait, schema place and tool it names. Pure: no I/O, no clock, no environ
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from conchcheck.core.envelopes import Envelope, read_envelope
 from conchcheck.core.places import Violation, schema_place, violations
 from conchcheck.core.places import tool_index as place_index
 
 __all__ = ["Refusal", "RefusalKind", "Violation", "classify", "redact_keys"]
 
-_MAX_JSON = 1 << 20  # a larger body is read as text only; no error envelope is that big
 _MAX_SCAN = 1 << 16  # the regexes never see more than this much text
 _MAX_MESSAGE = 1000
-_MAX_DEPTH = 4  # envelopes inside envelopes (OpenRouter metadata.raw, a message that is JSON)
 
 
 class RefusalKind(str, Enum):
@@ -68,20 +66,6 @@ class Refusal:
         return False
 
 
-@dataclass(frozen=True, slots=True)
-class _Envelope:
-    message: str
-    words: str = ""  # the machine words (type, code, status, reason), matched with the text
-    code: str | None = None
-    param: str | None = None
-    field: str | None = None
-    failed_generation: str | None = None
-    retry_delay: float | None = None
-    quota_ids: tuple[str, ...] = ()
-
-
-_NOT_JSON = object()
-
 # Matched against lower-cased text in this order: schema words first, so "does not support
 # oneOf" is schema, not tools (vector anthropic-does-not-support-one-of-is-schema-not-tools).
 _SCHEMA = re.compile(
@@ -95,7 +79,10 @@ _SCHEMA = re.compile(
     r"|is not supported by (?:outlines|xgrammar|llguidance)"
     # TGI checks a grammar (its tools become one) before outlines-core compiles it
     # (vector tgi-422-grammar-is-not-valid).
-    r"|grammar is not valid",
+    r"|grammar is not valid"
+    # llama.cpp's Responses endpoint takes function tools only: the tool entry is refused
+    # (vector llamacpp-responses-type-of-tool-must-be-function-is-schema).
+    r"|'type' of tool must be",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
 # (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found
@@ -114,7 +101,10 @@ _TOOLS = re.compile(
     # OpenAI's o1 takes no value of tools at all, not even null: that param names no schema
     # (vector openai-o1-tools-expected-an-unsupported-value-is-tools-not-schema).
     r"|not supported for json mode/function calling|function calling not support"
-    r"|'tools': expected an unsupported value",
+    r"|'tools': expected an unsupported value"
+    # vLLM's Responses API with Harmony cannot force a call, and says so with a 501 that no retry
+    # cures (vector vllm-responses-harmony-501-only-auto-or-none-tool-choice-is-tools).
+    r"|only [^.]{0,60}tool_choice (?:is|are) supported",
 )
 _CONTEXT = re.compile(
     r"maximum context length|context_length_exceeded|prompt is too long|exceed_context_size"
@@ -169,6 +159,7 @@ _STATUS_KIND = {
     429: RefusalKind.RATE_LIMIT,
 }
 
+_PARAM = re.compile(r"(?:Missing required|Unknown|Unsupported) parameter: '([^'\s]{1,200})'")
 _NUMBER = re.compile(r"\d{1,12}(?:\.\d{1,12})?")
 _WAIT = re.compile(r"(?:try again|retry) in ((?:\d{1,9}(?:\.\d{1,12})?(?:ms|h|m|s)){1,4})\b", re.I)
 _WAIT_WORDS = re.compile(r"(?:try again|retry) in (\d{1,9}(?:\.\d{1,12})?) ?sec(?:ond)?s?\b", re.I)
@@ -185,21 +176,17 @@ _ENTITIES = (("&nbsp;", " "), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&
 def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -> Refusal:
     """Classify one refusal: an HTTP status, its body text, and its headers (any case)."""
     head = {str(k).lower(): str(v).strip() for k, v in (headers or {}).items()}
-    envelope = _envelope(_loads(body), 0) if len(body) <= _MAX_JSON else None
-    if envelope is None and "data:" in body[:_MAX_SCAN]:
-        # A failure inside a 200 stream (Groq, LM Studio) may come still framed as an SSE event
-        # (vector groq-stream-error-event-with-status-200, test_groq_error_event_in_sse_framing).
-        envelope = _sse_envelope(body[:_MAX_SCAN])
+    envelope = read_envelope(body, _MAX_SCAN)
     if envelope is not None and envelope.message:
         text = envelope.message[:_MAX_SCAN]
     else:
         text = _plain_text(body[:_MAX_SCAN])
-    env = envelope or _Envelope(message="")
+    env = envelope or Envelope(message="")
     kind = _kind(status, text, env)
     path = tool_index = keyword = None
     named: tuple[Violation, ...] = ()
     if kind is RefusalKind.SCHEMA:
-        path, keyword = schema_place(text, env.field, env.param)
+        path, keyword = schema_place(text, env.field, env.param or _named_param(text))
         tool_index = place_index(path if path is not None else text)
         named = tuple(replace(v, message=_trim(redact_keys(v.message))) for v in violations(text))
     should = head.get("x-should-retry", "").lower()
@@ -218,7 +205,7 @@ def classify(status: int, body: str, headers: Mapping[str, str] | None = None) -
     )
 
 
-def _kind(status: int, text: str, env: _Envelope) -> RefusalKind:
+def _kind(status: int, text: str, env: Envelope) -> RefusalKind:
     scan = f"{env.words}\n{text}".lower()
     if _SCHEMA.search(scan):
         return RefusalKind.SCHEMA
@@ -249,150 +236,14 @@ def _kind(status: int, text: str, env: _Envelope) -> RefusalKind:
     return _STATUS_KIND.get(status, RefusalKind.OTHER)
 
 
-def _loads(text: str) -> object:
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "{[":
-        return _NOT_JSON
-    try:
-        return json.loads(stripped)
-    except (ValueError, RecursionError):
-        return _NOT_JSON
+def _named_param(text: str) -> str | None:
+    # OpenAI names the parameter in its words too; a gateway that keeps only the message
+    # drops param (vector omniroute-responses-status-prefixed-message-still-names-the-tool).
+    found = _PARAM.search(text)
+    return found.group(1) if found else None
 
 
-def _sse_envelope(text: str) -> _Envelope | None:
-    data: list[str] = []
-    for line in (*text.splitlines(), ""):
-        if line.startswith("data:"):
-            data.append(line[5:].strip())
-        elif data and not line.strip():
-            envelope = _envelope(_loads("\n".join(data)), 0)
-            if envelope is not None:
-                return envelope
-            data = []
-    return None
-
-
-def _envelope(value: object, depth: int) -> _Envelope | None:
-    if depth > _MAX_DEPTH:
-        return None
-    if isinstance(value, list):
-        # Gemini's OpenAI-compatible endpoint answers with a JSON array of one error
-        # (vector gemini-openai-compat-array-envelope; jackmpcollins/magentic#382).
-        value = next(iter(_dicts(value)), None)
-    if not isinstance(value, dict):
-        return None
-    error = value.get("error")
-    if isinstance(error, str) and error.strip():
-        return _nested(error.strip(), depth) or _Envelope(message=error.strip())
-    if isinstance(error, dict):
-        return _from_error(error, depth)
-    if "message" in value or "detail" in value:
-        # Mistral and old vLLM put the fields at the top ({"object": "error", ...}); Mistral's
-        # gateway sends {"message": "Unauthorized"} or FastAPI's {"detail": ...}.
-        return _from_error(value, depth)
-    return None
-
-
-def _from_error(error: dict[str, object], depth: int) -> _Envelope:
-    metadata = error.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("raw"):
-        # OpenRouter says only "Provider returned error"; the upstream body is in metadata.raw,
-        # a string that may itself be JSON (vector openrouter-provider-error-unwraps-raw-json).
-        upstream = _upstream(metadata["raw"], depth)
-        if upstream is not None:
-            return upstream
-    message = _render(error["message"] if "message" in error else error.get("detail"), 0).strip()
-    nested = _nested(message, depth)
-    if nested is not None:
-        return nested
-    kind, code, status = (_word(error.get(key)) for key in ("type", "code", "status"))
-    reason, field, delay, quotas = _google_details(error.get("details"))
-    param = error.get("param")
-    failed = error.get("failed_generation")
-    return _Envelope(
-        message=message,
-        words=" ".join(word for word in (kind, code, status, reason) if word),
-        code=reason or code or status or kind,
-        param=param if isinstance(param, str) else None,
-        field=field,
-        failed_generation=failed if isinstance(failed, str) else None,
-        retry_delay=delay,
-        quota_ids=quotas,
-    )
-
-
-def _upstream(raw: object, depth: int) -> _Envelope | None:
-    if not isinstance(raw, str):
-        return _envelope(raw, depth + 1)
-    return _nested(raw.strip(), depth) or (_Envelope(message=raw.strip()) if raw.strip() else None)
-
-
-def _nested(message: str, depth: int) -> _Envelope | None:
-    # Proxies and CLIs put the upstream body, as JSON text, in "message" (gemini-cli's ApiError;
-    # test_message_that_is_itself_a_json_body_is_unwrapped).
-    inner = _envelope(_loads(message), depth + 1) if len(message) <= _MAX_JSON else None
-    return inner if inner is not None and inner.message else None
-
-
-def _word(value: object) -> str | None:
-    # An integer code is the HTTP status again (OpenRouter, Google, llama.cpp, vLLM's "400").
-    if isinstance(value, str) and value.strip() and not value.strip().isdigit():
-        return value.strip()
-    return None
-
-
-def _render(value: object, depth: int) -> str:
-    if isinstance(value, str):
-        return value
-    if depth > _MAX_DEPTH:
-        return ""
-    if isinstance(value, list):
-        return "; ".join(part for part in (_render(item, depth + 1) for item in value[:20]) if part)
-    if isinstance(value, dict):
-        if "detail" in value:
-            return _render(value["detail"], depth + 1)
-        if "msg" in value:
-            # Mistral's 422 is a pydantic error list (vector mistral-422-message-is-an-object).
-            loc = value.get("loc")
-            where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
-            text = _render(value["msg"], depth + 1)
-            return f"{where}: {text}" if where else text
-        return _render(value.get("message"), depth + 1)
-    return ""
-
-
-def _google_details(
-    details: object,
-) -> tuple[str | None, str | None, float | None, tuple[str, ...]]:
-    reason = field = delay = None
-    quotas: list[str] = []
-    for item in _dicts(details):
-        kind = str(item.get("@type", ""))
-        if kind.endswith("ErrorInfo"):
-            reason = reason or _word(item.get("reason"))
-        elif kind.endswith("BadRequest"):
-            fields = _strings(item.get("fieldViolations"), "field")
-            field = field or (fields[0] if fields else None)
-        elif kind.endswith("RetryInfo"):
-            # A protobuf Duration in JSON: "37s", "1.5s", "45.837906927s".
-            wait = str(item.get("retryDelay", ""))
-            delay = float(wait[:-1]) if _NUMBER.fullmatch(wait[:-1]) and wait[-1:] == "s" else None
-        elif kind.endswith("QuotaFailure"):
-            quotas += _strings(item.get("violations"), "quotaId")
-    return reason, field, delay, tuple(quotas)
-
-
-def _dicts(value: object) -> list[dict[str, object]]:
-    return (
-        [item for item in value[:16] if isinstance(item, dict)] if isinstance(value, list) else []
-    )
-
-
-def _strings(value: object, key: str) -> list[str]:
-    return [str(item[key]) for item in _dicts(value) if isinstance(item.get(key), str)]
-
-
-def _retry_after(head: Mapping[str, str], env: _Envelope, text: str) -> float | None:
+def _retry_after(head: Mapping[str, str], env: Envelope, text: str) -> float | None:
     millis = head.get("retry-after-ms", "")
     if _NUMBER.fullmatch(millis):
         return float(millis) / 1000
