@@ -156,7 +156,11 @@ class Job:
         base_url = spec.base_url or (replayed.base_url if replayed else None)
         self.target: Target = parse_target(spec.target, base_url=base_url, api=spec.api)
         self.matrix: Matrix = (
-            own_matrix([(s, read_tools(s)) for s in spec.tools], spec.prompts)
+            # An MCP server's answer is one more request: it gets --timeout, like the others.
+            own_matrix(
+                [(s, read_tools(s, deadline=spec.options.policy.read_timeout)) for s in spec.tools],
+                spec.prompts,
+            )
             if spec.tools
             else load_matrix(spec.matrix)
         )

@@ -43,10 +43,7 @@ def your_tools(result: ProbeResult) -> list[Block]:
     if not own:
         return []
     dialect_cells = {(c.case, c.dialect or ""): c for c in result.cells if c.stage is Stage.DIALECT}
-    tried = sorted(
-        dict.fromkeys(d for _, d in dialect_cells),
-        key=lambda d: PERMISSIVENESS.index(d) if d in PERMISSIVENESS else len(PERMISSIVENESS),
-    )
+    tried = sorted(dict.fromkeys(d for _, d in dialect_cells), key=_rank)
     sources = list(dict.fromkeys(t.source for t in own))
     blocks: list[Block] = [
         Heading(2, "Your tools"),
@@ -72,7 +69,7 @@ def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> li
     block for each message, naming every tool and dialect it was the answer to)."""
     said: dict[tuple[str, str], dict[str, list[str]]] = {}
     for tool in own:
-        for (case, dialect), cell in cells.items():
+        for (case, dialect), cell in sorted(cells.items(), key=lambda item: _rank(item[0][1])):
             if case != tool.name or cell.outcome is not Outcome.REFUSED:
                 continue
             message = cell.refusal.message if cell.refusal is not None else cell.detail
@@ -151,6 +148,11 @@ def _smoke_cells(result: ProbeResult) -> dict[tuple[str, str], list[Cell]]:
                 cell
             )
     return found
+
+
+def _rank(dialect: str) -> int:
+    """Dialects from most to least permissive, then the trials beside them (strict_mode)."""
+    return PERMISSIVENESS.index(dialect) if dialect in PERMISSIVENESS else len(PERMISSIVENESS)
 
 
 def _labels(cells: list[Cell]) -> str:

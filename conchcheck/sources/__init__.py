@@ -9,6 +9,7 @@ from __future__ import annotations
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.files import load_document, tools_in
+from conchcheck.sources.mcp import DEADLINE
 from conchcheck.sources.mcp_http import read_http_tools
 from conchcheck.sources.mcp_stdio import read_stdio_tools
 from conchcheck.sources.openapi import is_openapi, openapi_tools
@@ -21,13 +22,16 @@ SOURCE_HINT = (
 )
 
 
-def read_tools(source: str) -> list[Tool]:
-    """The tools a source string names: ``mcp:stdio:<command>``, an MCP URL, or a file."""
+def read_tools(source: str, *, deadline: float = DEADLINE) -> list[Tool]:
+    """The tools a source string names: ``mcp:stdio:<command>``, an MCP URL, or a file.
+
+    An MCP server gets ``deadline`` seconds for its whole answer; one started is stopped.
+    """
     if source.startswith("mcp:stdio:"):
-        return read_stdio_tools(source.removeprefix("mcp:stdio:"))
+        return read_stdio_tools(source.removeprefix("mcp:stdio:"), deadline=deadline)
     url = source.removeprefix("mcp:")
     if url.startswith(("http://", "https://")):
-        return read_http_tools(url)
+        return read_http_tools(url, deadline=deadline)
     if source.startswith("mcp:"):
         raise InputError(
             f"The tool source '{source}' is not an MCP source I know.", hint=SOURCE_HINT
