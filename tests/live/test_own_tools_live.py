@@ -1,0 +1,105 @@
+"""Live: a real model's tools from a real MCP server, over llama.cpp's Responses API.
+
+SmolLM2 with the Hermes template behind llama-server's ``/v1/responses``, probed with the
+tools of the real ``mcp-server-time`` (started over stdio by the probe, and stopped):
+``conchcheck probe llamacpp:… --api responses --tools "mcp:stdio:python -m mcp_server_time"``.
+The assertions are what the server does with the tools, not what the tiny model writes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from conchcheck.cli import app
+from conchcheck.report.json import load_results
+from conchcheck.results import Outcome, Stage
+from scripts import local_model
+from tests.live.conftest import StartServer
+
+pytestmark = pytest.mark.live
+TIME = f"mcp:stdio:{shlex.quote(sys.executable)} -m mcp_server_time"
+TOOLS = ["get_current_time", "convert_time"]
+
+
+@pytest.fixture(scope="module")
+def probed(
+    start_server: StartServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    server = start_server("smollm2-hermes")
+    out = tmp_path_factory.mktemp("own-tools-responses")
+    try:
+        target = f"llamacpp:{local_model.CONFIGS[server.config].target}"
+        result = CliRunner().invoke(
+            app, ["probe", target, "--base-url", server.url + "/v1", "--api", "responses",
+                  "--tools", TIME, "--out", str(out), "--json",
+                  "--cache", str(out / "capabilities.yaml")],
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.exit_code == 0, result.stderr
+    cells, data = load_results(out / "results.json")  # validates against results.schema.json
+    yield {"outcome": json.loads(result.stdout), "cells": cells, "data": data, "out": out}
+
+
+def test_the_servers_tools_are_the_matrix(probed: dict[str, Any]) -> None:
+    data = probed["data"]
+    assert data["matrix"]["name"] == "own-tools"
+    assert [(t["name"], t["source"]) for t in data["own_tools"]] == [(n, TIME) for n in TOOLS]
+    # mcp-server-time's schemas give no example or default: the model chooses every value.
+    assert [[(a["name"], a["origin"]) for a in t["smoke"]] for t in data["own_tools"]] == [
+        [("timezone", "model")],
+        [("source_timezone", "model"), ("time", "model"), ("target_timezone", "model")],
+    ]
+
+
+def test_every_request_went_to_the_responses_endpoint(probed: dict[str, Any]) -> None:
+    urls = {c.request.url for c in probed["cells"] if c.request is not None}
+    assert urls and all(url.endswith("/v1/responses") for url in urls)
+
+
+def test_llamacpp_takes_both_schemas_with_strict_true_and_false(probed: dict[str, Any]) -> None:
+    dialect = {(c.case, c.dialect): c.outcome for c in probed["cells"] if c.stage is Stage.DIALECT}
+    # llama-server 0.3.36 takes strict as given and applies none of strict mode's rules, so
+    # mcp-server-time's open schemas pass where OpenAI's strict mode would refuse them.
+    assert dialect == {
+        (tool, dialect): Outcome.ACCEPTED
+        for tool in TOOLS
+        for dialect in ("permissive", "strict_mode")
+    }
+    flags = {
+        tool["strict"]
+        for c in probed["cells"]
+        if c.stage is Stage.DIALECT and c.request is not None
+        for tool in c.request.body["tools"]
+    }
+    assert flags == {False, True}
+    verdict = probed["outcome"]["result"]["verdict"]
+    assert verdict["dialect"]["dialect"] == "permissive"
+    assert (
+        "Strict mode (strict: true) took all 2 schema cases it was asked about."
+        in (verdict["findings"])
+    )
+
+
+def test_each_tool_has_its_smoke_prompt_natively_and_in_words(probed: dict[str, Any]) -> None:
+    prompts = sorted(
+        (c.case, c.stage.value) for c in probed["cells"] if c.stage in (Stage.NATIVE, Stage.WORDS)
+    )
+    assert prompts == sorted(
+        (f"smoke-{tool}", stage) for tool in TOOLS for stage in ("native", "words")
+    )
+
+
+def test_the_report_has_the_your_tools_section(probed: dict[str, Any]) -> None:
+    report = (probed["out"] / "report.md").read_text()
+    section = report[report.index("## Your tools") : report.index("## Prompts")]
+    assert f"2 tools from `{TIME}`." in section
+    assert "| tool | permissive | strict_mode | smoke (native) | smoke (words) |" in section
+    assert "Sent unchanged in every dialect: `get_current_time`, `convert_time`." in section
