@@ -60,8 +60,13 @@ def test_the_servers_tools_are_the_matrix(probed: dict[str, Any]) -> None:
 
 
 def test_every_request_went_to_the_responses_endpoint(probed: dict[str, Any]) -> None:
-    urls = {c.request.url for c in probed["cells"] if c.request is not None}
-    assert urls and all(url.endswith("/v1/responses") for url in urls)
+    paths = {
+        (c.stage, c.request.url.split("/", 3)[3]) for c in probed["cells"] if c.request is not None
+    }
+    # The catalogue reads llama.cpp's /props; every chat request went to /v1/responses.
+    assert {path for stage, path in paths if stage is not Stage.CATALOGUE} == {"v1/responses"}
+    assert {path for stage, path in paths if stage is Stage.CATALOGUE} == {"props"}
+    assert {Stage.REACH, Stage.DIALECT, Stage.NATIVE, Stage.WORDS} <= {s for s, _ in paths}
 
 
 def test_llamacpp_takes_both_schemas_with_strict_true_and_false(probed: dict[str, Any]) -> None:
