@@ -42,6 +42,12 @@ def hold(key: str) -> None:
         _HELD.add(key)
 
 
+def forget_held() -> None:
+    """Forget every key held so far: for a process that runs unrelated probes one after
+    another (the test suite), so one probe's key never masks another's text."""
+    _HELD.clear()
+
+
 def held() -> Redactor:
     """A redactor of every key this process has read."""
     return _redactor(frozenset(_HELD))
