@@ -75,6 +75,12 @@ class JobSpec:
                 "--prompts: prompts files are for your own tools, and no --tools was given.",
                 hint="Add --tools SOURCE, or put the prompts in a matrix (--matrix).",
             )
+        if self.tools and self.use_cache:
+            raise InputError(
+                "--tools and --use-cache: the capability file holds matrix verdicts, not"
+                " verdicts on your tools, so there is nothing to reuse.",
+                hint="Drop --use-cache.",
+            )
         if self.tools and self.matrix != "default":
             raise InputError(
                 "--tools and --matrix: give one; --tools makes the matrix from your tools.",
@@ -206,10 +212,16 @@ class Job:
             problem = folder_problem(record.parent) or ("is a folder" if record.is_dir() else None)
             if problem is not None:
                 raise InputError(f"--record: {record}: {problem}.", hint="Choose another file.")
-        if self.spec.write_cache:
+        if self.writes_cache:
             self.cache.check()
         elif self.spec.use_cache:
             self.cache.entries()
+
+    @property
+    def writes_cache(self) -> bool:
+        """Whether a finished probe writes its capability entry: a probe of your own tools
+        doesn't, so it never replaces the matrix verdict apps read for the endpoint."""
+        return self.spec.write_cache and not self.spec.tools
 
     def cached(self) -> Entry | None:
         """A fresh capability entry for this target, when ``--use-cache`` asked for one."""
@@ -282,7 +294,7 @@ class Job:
                 f"Stopped early: {result.stopped}. Partial results are written; --resume continues."
             )
             return JobOutcome(result, None, None, written, EXIT_STOPPED, message)
-        if result.verdict is not None and self.spec.write_cache:
+        if result.verdict is not None and self.writes_cache:
             entry = capability_entry(result, self.started)
             self.cache.put(entry)
         code, message = self.expectations(result)

@@ -8,6 +8,7 @@ over stdio, a streamable-HTTP MCP server on loopback, an OpenAPI document and a 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -305,6 +306,8 @@ def test_probe_with_four_kinds_of_source(serve: Serve, tmp_path: Path, sources: 
     assert "- `ping`: no arguments" in section
     # Every request went to the provider: the MCP server was only asked for its list.
     assert all(r.path.startswith("/v1/") for r in server.received)
+    # The capability file keeps the matrix verdict apps read: a probe of your tools is not one.
+    assert not Path(os.environ["CONCHCHECK_CACHE"]).exists()
 
 
 @pytest.mark.parametrize(
@@ -330,6 +333,10 @@ def test_probe_with_four_kinds_of_source(serve: Serve, tmp_path: Path, sources: 
                      "--prompts: prompts files are for your own tools, and no --tools was given."
                      " Add --tools SOURCE, or put the prompts in a matrix (--matrix).",
                      id="prompts-without-tools"),
+        pytest.param(["--tools", "{tmp}/tools.yaml", "--use-cache"],
+                     "--tools and --use-cache: the capability file holds matrix verdicts, not"
+                     " verdicts on your tools, so there is nothing to reuse. Drop --use-cache.",
+                     id="tools-and-the-cache"),
         pytest.param(["--tools", "{tmp}/tools.yaml", "--matrix", "default-lite"],
                      "--tools and --matrix: give one; --tools makes the matrix from your tools."
                      " Use --prompts FILE for prompts written for your tools.",
