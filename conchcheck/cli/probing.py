@@ -39,12 +39,14 @@ def probe(
         list[str] | None,
         typer.Option(
             "--tools",
+            metavar="SOURCE",
             help="Probe with your own tools (repeat): mcp:stdio:<command>, an MCP URL, an"
             " OpenAPI document or a tools file.",
         ),
     ] = None,
     prompts: Annotated[
-        Path | None, typer.Option(help="With --tools: prompts written for them (YAML).")
+        Path | None,
+        typer.Option(metavar="FILE", help="With --tools: prompts written for them (YAML)."),
     ] = None,
     targets: Annotated[Path | None, typer.Option(help="Many targets at once: a YAML file.")] = None,
     shard: Annotated[str | None, typer.Option(help="With --targets: only shard I/N.")] = None,
@@ -110,7 +112,7 @@ def probe(
         bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
     ] = False,
 ) -> None:
-    """Probe TARGET or the --targets with a matrix; write reports and capability entries.
+    """Probe TARGET or the --targets with a matrix (or your own --tools); write reports.
 
     Exit codes: 0 done · 1 an expectation failed · 2 bad usage or input · 3 target unusable
     (unreachable, auth, unknown model) · 4 stopped early (budget, deadline, Ctrl-C, SIGTERM,
