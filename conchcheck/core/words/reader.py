@@ -11,6 +11,7 @@ number of times, so the reader is linear in its input however it is chunked.
 from __future__ import annotations
 
 import codecs
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -80,6 +81,13 @@ _TEXT = _State.TEXT
 _maybe = MAYBE_RE.search
 
 
+@functools.lru_cache(maxsize=4096)
+def _harmless(delta: str) -> bool:
+    """No marker can begin in ``delta``. Deltas are tokens, and a model's tokens repeat (its
+    "<b>", "`", "</" come back again and again): the answer is kept, the search run once."""
+    return _maybe(delta) is None
+
+
 class WordsReader:
     """Reads a reply as it streams: ``feed`` returns words safe to show, ``close`` the rest."""
 
@@ -123,7 +131,7 @@ class WordsReader:
         # begins what a marker begins with ("<b>", "</b>", "`code`"). Only the text state
         # reads them, here.
         if self._plain and (
-            ("<" not in text and "[" not in text and "`" not in text) or _maybe(text) is None
+            ("<" not in text and "[" not in text and "`" not in text) or _harmless(text)
         ):
             return text
         # Anything else waits until _GATHER characters are in hand and is read at once: one
