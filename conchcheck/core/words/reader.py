@@ -81,6 +81,11 @@ _TEXT = _State.TEXT
 _maybe = MAYBE_RE.search
 
 
+_TOKEN = 32
+"""Deltas up to this long are remembered by ``_harmless``: the cache holds at most 4096 of
+them, so a hostile stream of long deltas can't make it large."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _harmless(delta: str) -> bool:
     """No marker can begin in ``delta``. Deltas are tokens, and a model's tokens repeat (its
@@ -131,7 +136,8 @@ class WordsReader:
         # begins what a marker begins with ("<b>", "</b>", "`code`"). Only the text state
         # reads them, here.
         if self._plain and (
-            ("<" not in text and "[" not in text and "`" not in text) or _harmless(text)
+            ("<" not in text and "[" not in text and "`" not in text)
+            or (_harmless(text) if len(text) <= _TOKEN else _maybe(text) is None)
         ):
             return text
         # Anything else waits until _GATHER characters are in hand and is read at once: one
