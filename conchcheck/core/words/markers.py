@@ -38,6 +38,18 @@ def _maybe_pattern(markers: Iterable[str]) -> str:
 MAYBE_RE = re.compile(_maybe_pattern(MARKERS))
 """Finds the first place a marker could begin (None: no marker can begin in the text)."""
 
+TOKEN = 32
+"""Deltas up to this long are remembered by ``harmless``: the cache holds at most 4096 of
+them, so a hostile stream of long deltas can't make it large."""
+
+
+@functools.lru_cache(maxsize=4096)
+def harmless(delta: str) -> bool:
+    """No marker can begin in ``delta``. Deltas are tokens, and a model's tokens repeat (its
+    "<b>", "`", "</" come back again and again): the answer is kept, the search run once."""
+    return MAYBE_RE.search(delta) is None
+
+
 Search = Callable[..., "re.Match[str] | None"]
 ANGLE: Search = re.compile("<").search
 

@@ -11,7 +11,6 @@ number of times, so the reader is linear in its input however it is chunked.
 from __future__ import annotations
 
 import codecs
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -28,7 +27,9 @@ from conchcheck.core.words.markers import (
     MARKER_RE,
     MARKERS,
     MAYBE_RE,
+    TOKEN,
     Search,
+    harmless,
     partial_start,
     triggers,
 )
@@ -81,18 +82,6 @@ _TEXT = _State.TEXT
 _maybe = MAYBE_RE.search
 
 
-_TOKEN = 32
-"""Deltas up to this long are remembered by ``_harmless``: the cache holds at most 4096 of
-them, so a hostile stream of long deltas can't make it large."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _harmless(delta: str) -> bool:
-    """No marker can begin in ``delta``. Deltas are tokens, and a model's tokens repeat (its
-    "<b>", "`", "</" come back again and again): the answer is kept, the search run once."""
-    return _maybe(delta) is None
-
-
 class WordsReader:
     """Reads a reply as it streams: ``feed`` returns words safe to show, ``close`` the rest."""
 
@@ -137,7 +126,7 @@ class WordsReader:
         # reads them, here.
         if self._plain and (
             ("<" not in text and "[" not in text and "`" not in text)
-            or (_harmless(text) if len(text) <= _TOKEN else _maybe(text) is None)
+            or (harmless(text) if len(text) <= TOKEN else _maybe(text) is None)
         ):
             return text
         # Anything else waits until _GATHER characters are in hand and is read at once: one
