@@ -308,6 +308,17 @@ def test_probe_with_four_kinds_of_source(serve: Serve, tmp_path: Path, sources: 
     assert all(r.path.startswith("/v1/") for r in server.received)
     # The capability file keeps the matrix verdict apps read: a probe of your tools is not one.
     assert not Path(os.environ["CONCHCHECK_CACHE"]).exists()
+    # CI gates on your tools by name: the schema case is the tool, the prompt smoke-<tool>.
+    expect = tmp_path / "expect.yaml"
+    expect.write_text(
+        'targets:\n  "*":\n    dialect: gemini\n    accepted: [search_issues, listPets, echo]\n'
+        "    passes: [native/smoke-search_issues, words/smoke-convert_time]\n"
+    )
+    gated = cli("check", str(out / "results.json"), "--expect", str(expect))
+    assert (gated.exit_code, gated.stdout) == (
+        0,
+        "conchcheck check: passed. 1 target: 6 of 6 expectations met.\n",
+    )
 
 
 @pytest.mark.parametrize(
