@@ -46,6 +46,27 @@ class WireRequest:
         return {k: "[redacted]" if k.lower() in secret else v for k, v in self.headers.items()}
 
 
+def bearer_post(
+    base_url: str,
+    path: str,
+    body: Mapping[str, Any],
+    *,
+    key: str | None,
+    stream: bool,
+    accept: str,
+) -> WireRequest:
+    """A JSON ``POST`` to ``base_url`` + ``path``, the key (if any) sent as a bearer token
+    in a header marked secret; ``accept`` names the stream's media type."""
+    headers = {"content-type": "application/json"}
+    if stream:
+        headers["accept"] = accept
+    secret: frozenset[str] = frozenset()
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+        secret = frozenset({"authorization"})
+    return WireRequest("POST", base_url.rstrip("/") + path, headers, body, stream, secret)
+
+
 class ShapeKind(str, Enum):
     """How a 2xx reply failed to be the shape its provider documents."""
 

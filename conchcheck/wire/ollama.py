@@ -17,6 +17,7 @@ from conchcheck.wire.adapter import (
     StreamReducer,
     WireRequest,
     WireShapeError,
+    bearer_post,
     event_object,
     marker_findings,
     parse_json,
@@ -82,16 +83,11 @@ class OllamaAdapter(ChatAdapter):
             options["temperature"] = request.temperature
         if options:
             body["options"] = options
-        headers = {"content-type": "application/json"}
-        if request.stream:
-            headers["accept"] = "application/x-ndjson"
-        secret: frozenset[str] = frozenset()
-        if key:
-            # Ollama itself takes no key; one is only for Ollama behind an auth proxy.
-            headers["authorization"] = f"Bearer {key}"
-            secret = frozenset({"authorization"})
-        url = base_url.rstrip("/") + "/api/chat"
-        return WireRequest("POST", url, headers, body, request.stream, secret)
+        # Ollama itself takes no key; one is only for Ollama behind an auth proxy.
+        return bearer_post(
+            base_url, "/api/chat", body, key=key, stream=request.stream,
+            accept="application/x-ndjson",
+        )  # fmt: skip
 
     def parse(self, body: bytes) -> Reply:
         """A chat response; ``message`` holds the text and the calls, the body the counts."""

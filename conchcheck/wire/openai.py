@@ -19,6 +19,7 @@ from conchcheck.wire.adapter import (
     StreamReducer,
     WireRequest,
     WireShapeError,
+    bearer_post,
     event_object,
     marker_findings,
     parse_json,
@@ -75,15 +76,10 @@ class OpenAIAdapter(ChatAdapter):
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        headers = {"content-type": "application/json"}
-        if request.stream:
-            headers["accept"] = "text/event-stream"
-        secret: frozenset[str] = frozenset()
-        if key:
-            headers["authorization"] = f"Bearer {key}"
-            secret = frozenset({"authorization"})
-        url = base_url.rstrip("/") + "/chat/completions"
-        return WireRequest("POST", url, headers, body, request.stream, secret)
+        return bearer_post(
+            base_url, "/chat/completions", body, key=key, stream=request.stream,
+            accept="text/event-stream",
+        )  # fmt: skip
 
     def parse(self, body: bytes) -> Reply:
         """A chat completion; ``choices[0].message`` holds the text and the calls."""

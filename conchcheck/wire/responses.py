@@ -21,6 +21,7 @@ from conchcheck.wire.adapter import (
     StreamReducer,
     WireRequest,
     WireShapeError,
+    bearer_post,
     event_object,
     marker_findings,
     parse_json,
@@ -67,16 +68,12 @@ class ResponsesAdapter(ChatAdapter):
             body["max_output_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
-        headers = {"content-type": "application/json"}
         if request.stream:
             body["stream"] = True
-            headers["accept"] = "text/event-stream"
-        secret: frozenset[str] = frozenset()
-        if key:
-            headers["authorization"] = f"Bearer {key}"
-            secret = frozenset({"authorization"})
-        url = base_url.rstrip("/") + "/responses"
-        return WireRequest("POST", url, headers, body, request.stream, secret)
+        return bearer_post(
+            base_url, "/responses", body, key=key, stream=request.stream,
+            accept="text/event-stream",
+        )  # fmt: skip
 
     def parse(self, body: bytes) -> Reply:
         """A response object; its ``output`` items hold the text and the calls."""
