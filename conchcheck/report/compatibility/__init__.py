@@ -16,6 +16,7 @@ from conchcheck.report.compatibility.shards import (
     merge,
     refuse_duplicates,
     results_files,
+    write_folder,
 )
 from conchcheck.report.compatibility.table import CompatTable, Mark, Row, Status, build_table
 
@@ -78,22 +79,9 @@ def write_compatibility(
 ) -> list[Path]:
     """Read, render, then write the report to ``out``; the files written, in order."""
     from conchcheck.redaction import held
-    from conchcheck.replacement import replace_file
 
     table = load_table(paths)
     before = load_table(baseline) if baseline else None
     mask = held()
     texts = render_compatibility(table, generated=generated, version=version, baseline=before)
-    written = []
-    try:
-        for name, text in texts.items():
-            path = out / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(path, mask.text(text), mode=0o644)
-            written.append(path)
-    except OSError as exc:
-        raise InputError(
-            f"{out}: cannot be written ({exc.strerror}).",
-            hint="Check the permissions and free space, or choose another folder with --out.",
-        ) from None
-    return written
+    return write_folder(out, {out / name: mask.text(text) for name, text in texts.items()})

@@ -91,8 +91,6 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
     """Join the results of ``shards`` into ``out``: ``<target>/results.json`` each, and an
     ``index.json``; the files written, index last. Nothing is written when a check fails.
     """
-    from conchcheck.replacement import replace_file
-
     loaded = load_all(shards)
     if not loaded:
         raise InputError(
@@ -111,6 +109,16 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
                         "results": f"{folder}/{RESULTS}", "from": str(path)})  # fmt: skip
     index = {"matrix": loaded[0][2]["matrix"], "targets": entries}
     texts[out / INDEX] = json.dumps(index, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return write_folder(out, texts)
+
+
+def write_folder(out: Path, texts: Mapping[Path, str]) -> list[Path]:
+    """Write each file (under ``out``, its folders made) whole, 0644; the files, in order.
+
+    ``InputError`` naming ``out`` when one can't be written.
+    """
+    from conchcheck.replacement import replace_file  # tempfile: off the CLI's start-up path
+
     written = []
     try:
         for file, text in texts.items():
