@@ -64,17 +64,17 @@ def own_matrix(
             hint="Probe the sources one at a time.",
         )
     own = [_own(source, tool, smoke=prompts is None) for source, tool in named.values()]
+    tools = {name: tool for name, (_, tool) in named.items()}
     cases = tuple(
         SchemaCase(
             t.case_id,
             f"your tool, from {t.source}"
             + (f" (not valid JSON Schema: {t.problem})" if t.problem else ""),
-            Tool(t.name, t.description, t.parameters),
+            tools[t.name],
             valid=t.problem is None,
         )
         for t in own
     )
-    tools = {t.name: Tool(t.name, t.description, t.parameters) for t in own}
     if prompts is None:
         written = tuple(_smoke_prompt(t) for t in own if t.smoke is not None and t.problem is None)
         prompt_data: list[Any] = [{"smoke": t.name} for t in own if t.problem is None]

@@ -67,14 +67,17 @@ def your_tools(result: ProbeResult) -> list[Block]:
 def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> list[Block]:
     """Each refused tool and the dialects that refused it, under the provider's words (one
     block for each message, naming every tool and dialect it was the answer to)."""
+    order = {tool.name: index for index, tool in enumerate(own)}
+    refused = sorted(
+        ((case, dialect, cell) for (case, dialect), cell in cells.items()
+         if case in order and cell.outcome is Outcome.REFUSED),
+        key=lambda item: (order[item[0]], _rank(item[1])),
+    )  # fmt: skip
     said: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for tool in own:
-        for (case, dialect), cell in sorted(cells.items(), key=lambda item: _rank(item[0][1])):
-            if case != tool.name or cell.outcome is not Outcome.REFUSED:
-                continue
-            message = cell.refusal.message if cell.refusal is not None else cell.detail
-            key = (cell.refusal_kind or "other", message)
-            said.setdefault(key, {}).setdefault(tool.name, []).append(dialect)
+    for case, dialect, cell in refused:
+        message = cell.refusal.message if cell.refusal is not None else cell.detail
+        key = (cell.refusal_kind or "other", message)
+        said.setdefault(key, {}).setdefault(case, []).append(dialect)
     if not said:
         return []
     blocks: list[Block] = [Heading(3, "Refused")]
