@@ -119,13 +119,7 @@ class Exploration:
         """Settle case by case what ``strict: true`` refuses: a refusal that names one tool
         settles it, one that names none is split; at most two requests a case."""
         todo = [c for c in self.valid if not c.copies]  # a schema question, not a count
-        stop = self.spent + 2 * len(todo)
-        while todo and self.spent < stop and self.endpoint_refusal is None:
-            named = await self.group(todo, STRICT_MODE, split=True)
-            before = len(todo)
-            todo = [c for c in todo if (c.id, STRICT_MODE) not in self.settled]
-            if len(todo) == before and not named:
-                return  # nothing settled (a failure): sending it again proves no more
+        await self.settle_each(todo, STRICT_MODE, self.spent + 2 * len(todo))
 
     async def picture(self, dialect: str) -> None:
         """Settle case by case what ``dialect`` refuses, within the cap."""
@@ -138,7 +132,12 @@ class Exploration:
                 self.keep(case, dialect, twin)
             else:
                 todo.append(case)
-        while todo and self.spent < self.cap and self.endpoint_refusal is None:
+        await self.settle_each(todo, dialect, self.cap)
+
+    async def settle_each(self, todo: list[SchemaCase], dialect: str, stop: int) -> None:
+        """Send ``todo`` in ``dialect`` until each case is settled, splitting refused groups,
+        while fewer than ``stop`` requests are spent."""
+        while todo and self.spent < stop and self.endpoint_refusal is None:
             named = await self.group(todo, dialect, split=True)
             before = len(todo)
             todo = [c for c in todo if (c.id, dialect) not in self.settled]
