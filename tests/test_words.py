@@ -17,6 +17,7 @@ from conchcheck.core.words import (
     render_tools,
     tool_response,
 )
+from conchcheck.core.words.markers import SAFE, SHOWN, TOKEN, shown
 
 WEATHER = {
     "name": "get_weather",
@@ -962,8 +963,54 @@ def test_a_delta_that_can_begin_no_marker_goes_out_at_once() -> None:
     # "<b>", "</b>" and "`x`" begin no marker ("<t", "</t" and "```" might): no wait.
     deltas = ["Some ", "<b>bold", "</b> and ", "`code` here", " [1]"]
     assert [reader.feed(d) for d in deltas] == deltas
-    # A delta ending in "<" might be the start of "<tool_call>": it waits.
-    assert reader.feed(" see <") == ""
+    # A "<" at a delta's end might begin "<tool_call>": it waits alone, the rest goes out.
+    assert reader.feed(" see <") == " see "
+    assert reader.feed("b> here") == "<b> here"  # the next delta says it was a tag
+    assert reader.feed(" and <") == " and "
+    assert reader.feed("tool_call>") == ""  # a marker after all: held
+    assert reader.feed('{"name": "remember", "arguments": {"fact": "x"}}</tool_call>') == ""
+    end = reader.close()
+    assert (end.text, [c.arguments for c in end.calls]) == ("", [{"fact": "x"}])
+
+
+@pytest.mark.parametrize(
+    ("delta", "end"),
+    [
+        pytest.param("plain words", 11, id="no-character-that-begins-a-marker"),
+        pytest.param("<b>bold", 7, id="html-tag-begins-no-marker"),
+        pytest.param("a</b> x", 7, id="closing-html-tag-begins-no-marker"),
+        pytest.param("`code` here", 11, id="code-span-begins-no-fence"),
+        pytest.param(" [1] and [x]", 12, id="bracket-begins-no-TOOL_CALLS"),
+        pytest.param(" see <", 5, id="trailing-angle-waits-alone"),
+        pytest.param("a </", 2, id="trailing-angle-slash-may-begin-think-closer"),
+        pytest.param("x <|", 2, id="trailing-angle-bar-may-begin-a-special-token"),
+        pytest.param("run `", 4, id="trailing-backtick-may-begin-a-fence"),
+        pytest.param("x``", 1, id="two-trailing-backticks-may-begin-a-fence"),
+        pytest.param("list [T", 5, id="trailing-bracket-T-may-begin-TOOL_CALLS"),
+        pytest.param("<", 0, id="a-lone-angle-waits"),
+        pytest.param("a <to", -1, id="three-characters-of-tool_call-are-gathered"),
+        pytest.param("```", -1, id="a-whole-fence-is-gathered"),
+        pytest.param("x <think> y", -1, id="a-whole-marker-inside-is-gathered"),
+        pytest.param("<to be> or <", -1, id="a-marker-start-before-a-trailing-angle"),
+        pytest.param("<｜tool", -1, id="deepseek-fullwidth-bar-is-gathered"),
+    ],
+)
+def test_how_much_of_a_delta_can_be_shown_now(delta: str, end: int) -> None:
+    assert shown(delta) == end
+    # Remembered: a short delta's answer is looked up the next time it comes.
+    assert (delta in SAFE) is (end == len(delta))
+    assert SHOWN.get(delta, len(delta)) == end
+
+
+def test_the_tables_of_deltas_stay_bounded() -> None:
+    # A hostile stream of distinct deltas: the tables start again rather than grow.
+    reader = WordsReader(TOOLS)
+    for i in range(10_000):
+        reader.feed(f"w{i} ")
+        reader.feed(f"<{i}")
+    assert len(SAFE) <= 4096 and len(SHOWN) <= 4096
+    long = "x" * (TOKEN + 1)
+    assert shown(long) == len(long) and long not in SAFE  # only token-sized deltas are kept
 
 
 def test_words_that_begin_like_a_marker_wait_for_at_most_32_characters() -> None:

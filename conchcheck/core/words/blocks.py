@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from conchcheck.core.words import markup, sections
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
     DSML_VALUES,
@@ -212,3 +212,26 @@ markers are left out, since its analysis channel in the text is reasoning, not a
 REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>")
 """A reasoning closer with no opener: the server took the opener, so what came before was
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
+
+FENCE = "```"
+HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
+"""A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
+PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=Role.REASONING)
+"""Any other code fence: shown as it comes, never read for calls."""
+HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
+"""The info strings of the fences that are held."""
+
+
+def fence_calls(
+    reader: Reader, info: str, body: str, *, cut_off: bool
+) -> tuple[list[WordsCall], str]:
+    """A held fence's calls, and its words: a ``tool…`` fence always holds a call, a JSON one
+    only when it names an offered tool; any other is words after all."""
+    raw = f"{FENCE}{info}\n{body}{FENCE}"
+    if info.strip().lower().startswith("tool"):
+        form = CallForm.TOOL_CALL_FENCE
+    elif names_offered_tool(body, reader.tools):
+        form = CallForm.FENCE
+    else:
+        return [], raw
+    return reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), ""

@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
+from enum import Enum
 
-from conchcheck.core.words.blocks import BY_OPENER, REASONING_ENDS, Block
+from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, Block
 from conchcheck.core.words.lexer import trie
 
-FENCE = "```"
 MARKERS = tuple(sorted((*BY_OPENER, FENCE, *REASONING_ENDS), key=len, reverse=True))
 """Every marker, longest first."""
 MARKER_RE = re.compile(trie(MARKERS))
@@ -39,15 +39,42 @@ MAYBE_RE = re.compile(_maybe_pattern(MARKERS))
 """Finds the first place a marker could begin (None: no marker can begin in the text)."""
 
 TOKEN = 32
-"""Deltas up to this long are remembered by ``harmless``: the cache holds at most 4096 of
-them, so a hostile stream of long deltas can't make it large."""
+"""Deltas up to this long are remembered by ``shown``."""
+_KEPT = 4096
+"""The most deltas ``SAFE`` or ``SHOWN`` hold: past it they start again, so a hostile stream
+of distinct deltas can't make them large."""
+assert min(len(m) for m in MARKERS) >= 3, "MAYBE_RE judges a marker by its first three"
+
+SAFE: set[str] = set()
+"""Deltas in which no marker can begin. Deltas are tokens, and a model's tokens repeat (its
+"<b>", "`code", "</" come back again and again): one look in a set answers most of them."""
+SHOWN: dict[str, int] = {}
+"""``shown``'s other answers, by delta."""
 
 
-@functools.lru_cache(maxsize=4096)
-def harmless(delta: str) -> bool:
-    """No marker can begin in ``delta``. Deltas are tokens, and a model's tokens repeat (its
-    "<b>", "`", "</" come back again and again): the answer is kept, the search run once."""
-    return MAYBE_RE.search(delta) is None
+def shown(delta: str) -> int:
+    """How much of ``delta`` can be shown now: all of it when no marker can begin in it; all
+    but its last one or two characters when only they can (a "<" or "`" that the next delta
+    decides); -1 when a marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
+    match = None
+    if "<" in delta or "[" in delta or "`" in delta:
+        match = MAYBE_RE.search(delta)
+    if match is None:
+        end = len(delta)
+    elif match.end() == len(delta) and match.end() - match.start() < 3:
+        end = match.start()
+    else:
+        end = -1
+    if len(delta) <= TOKEN:
+        if end == len(delta):
+            if len(SAFE) >= _KEPT:
+                SAFE.clear()
+            SAFE.add(delta)
+        else:
+            if len(SHOWN) >= _KEPT:
+                SHOWN.clear()
+            SHOWN[delta] = end
+    return end
 
 
 Search = Callable[..., "re.Match[str] | None"]
@@ -65,3 +92,34 @@ def partial_start(text: str, start: int) -> int:
     """Where the longest end of ``text`` (from ``start``) that could begin a marker starts."""
     match = _PART_RE.search(text, start)
     return len(text) if match is None else match.start()
+
+
+class Opening(str, Enum):
+    """How a reply opens, judged from its first characters after any space."""
+
+    WAIT = "wait"
+    """Too few characters yet: they may begin a marker, a tool's name or Harmony's header."""
+    HARMONY = "harmony"
+    """gpt-oss's header recipient, "to=functions.": the prompt ends "<|start|>assistant"."""
+    WHOLE = "whole"
+    """JSON, or an offered tool's name and "(": only the whole reply can say if it's a call."""
+    WORDS = "words"
+
+
+_MAX_NAME = 200
+
+
+def opening(lead: str, openers: tuple[str, ...]) -> Opening:
+    """How a reply opens: ``lead`` is its start without the space before, ``openers`` each
+    offered tool's name and "(". A reply that opens with a marker is read as words."""
+    if len(lead) < LONGEST and any(m.startswith(lead) and m != lead for m in MARKERS):
+        return Opening.WAIT
+    if HARMONY_ROLE.opener.startswith(lead[: len(HARMONY_ROLE.opener)]):
+        return Opening.WAIT if len(lead) < len(HARMONY_ROLE.opener) else Opening.HARMONY
+    if lead.startswith(MARKERS):
+        return Opening.WORDS
+    if lead[0] in "{[" or lead.startswith(openers):
+        return Opening.WHOLE
+    if len(lead) < _MAX_NAME and any(o.startswith(lead) for o in openers):
+        return Opening.WAIT
+    return Opening.WORDS

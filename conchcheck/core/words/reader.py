@@ -1,11 +1,10 @@
 """Tools in words, the reader half: calls read from a reply as it streams (DESIGN.md rule 6).
 
-``WordsReader`` reads a stream as it comes: plain words go out at once (words near a
-character that can begin a marker at most 32 characters late), a call is held until its
-block ends (``blocks`` says where each family's block opens and ends), reasoning and code
-fences pass untouched, and a ``<tool_response>`` the model writes itself is never shown or
-believed. ``read_calls`` is the same reader fed once. Every character is read a bounded
-number of times, so the reader is linear in its input however it is chunked.
+``WordsReader`` reads a stream as it comes: plain words go out at once (near a character
+that can begin a marker, at most 32 characters late), a call is held until its block ends
+(``blocks`` says where each family's opens and ends), reasoning and code fences pass, and a
+``<tool_response>`` the model writes itself is never shown or believed. ``read_calls`` is the
+same reader fed once. Every character is read a bounded number of times, however chunked.
 """
 
 from __future__ import annotations
@@ -17,20 +16,32 @@ from enum import Enum
 from typing import Any
 
 from conchcheck.core.tools import Tool, as_tools
-from conchcheck.core.words.blocks import BY_OPENER, HARMONY_ROLE, REASONING_ENDS, Block, Role
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call, names_offered_tool
+from conchcheck.core.words.blocks import (
+    BY_OPENER,
+    FENCE,
+    HARMONY_ROLE,
+    HELD_FENCE,
+    HELD_FENCES,
+    PASSED_FENCE,
+    REASONING_ENDS,
+    Block,
+    Role,
+    fence_calls,
+)
+from conchcheck.core.words.forms import Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.markers import (
     ANGLE,
-    FENCE,
     LONGEST,
     MARKER_RE,
-    MARKERS,
     MAYBE_RE,
-    TOKEN,
+    SAFE,
+    SHOWN,
+    Opening,
     Search,
-    harmless,
+    opening,
     partial_start,
+    shown,
     triggers,
 )
 
@@ -52,21 +63,17 @@ def read_calls(
 ) -> WordsReading:
     """Read a whole reply. ``cut_off``: the reply hit its token limit (nothing is mended)."""
     reader = WordsReader(tools)
-    shown = reader.feed(text)
+    words = reader.feed(text)
     end = reader.close(cut_off=cut_off)
-    return WordsReading(end.calls, shown + end.text, end.fake_responses, end.in_reasoning)
+    return WordsReading(end.calls, words + end.text, end.fake_responses, end.in_reasoning)
 
 
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
-_HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 _MAX_FENCE_INFO = 40
-_MAX_NAME = 200
 _FALLBACKS = 16
 """Unclosed blocks split at a marker inside a value (a string the model never closed) per
 reply; past this the block runs to the end, so a hostile reply can't make the reader rescan."""
-_HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
-_PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=Role.REASONING)
 
 
 class _State(str, Enum):
@@ -80,6 +87,7 @@ class _State(str, Enum):
 
 _TEXT = _State.TEXT
 _maybe = MAYBE_RE.search
+_shown = SHOWN.get
 
 
 class WordsReader:
@@ -121,14 +129,31 @@ class WordsReader:
 
     def feed(self, text: str) -> str:
         """Take the next piece of the reply; return the words that can be shown now."""
-        # Most deltas are plain words: no character that can begin a marker, or none that
-        # begins what a marker begins with ("<b>", "</b>", "`code`"). Only the text state
-        # reads them, here.
-        if self._plain and (
-            ("<" not in text and "[" not in text and "`" not in text)
-            or (harmless(text) if len(text) <= TOKEN else _maybe(text) is None)
-        ):
+        # Words are read here: most deltas can begin no marker (SAFE remembers them, "<b>" and
+        # "`code`" too); most others only at their end, a "<" or "`" that waits alone for the
+        # next delta (SHOWN remembers where). Everything else is gathered (_gather).
+        if self._plain:
+            if text in SAFE:
+                return text
+        elif self._state is not _TEXT or len(self._pending) > 2:
+            return self._gather(text)
+        else:
+            text, self._pending = self._pending + text, ""
+            if text in SAFE:
+                self._plain = True
+                return text
+        end = _shown(text)
+        if end is None:
+            end = shown(text)
+        if end == len(text):
+            self._plain = True
             return text
+        if end < 0:
+            return self._gather(text)
+        self._pending, self._plain = text[end:], False
+        return text[:end]
+
+    def _gather(self, text: str) -> str:
         # Anything else waits until _GATHER characters are in hand and is read at once: one
         # search per few tokens, not one per token, and a marker split across deltas is
         # whole by then. The words wait at most that long.
@@ -202,34 +227,25 @@ class WordsReader:
     def _start(self, text: str, pos: int, out: list[str]) -> int:
         rest = text[pos:] if pos else text
         lead = rest.lstrip()
-        # A reply that opens with a marker is read as words; one that opens with JSON or
-        # with an offered tool's name and "(" is held whole, since only all of it can say.
         if not lead:
             self._parts.append(rest)  # leading space: kept aside, never read again
             return len(text)
-        if len(lead) < LONGEST and any(m.startswith(lead) and m != lead for m in MARKERS):
+        how = opening(lead, self._openers)
+        if how is Opening.WAIT:
             self._pending = rest
             return len(text)
-        if HARMONY_ROLE.opener.startswith(lead[: len(HARMONY_ROLE.opener)]):
-            # gpt-oss: the prompt ends "<|start|>assistant", so a reply may open with the
-            # header's recipient, " to=functions.f<|channel|>commentary json<|message|>{…}"
-            # (openai/harmony's tests; llama.cpp's gpt-oss parser).
-            if len(lead) < len(HARMONY_ROLE.opener):
-                self._pending = rest
-                return len(text)
+        if how is Opening.HARMONY:
+            # gpt-oss: " to=functions.f<|channel|>commentary json<|message|>{…}" (openai/
+            # harmony's tests; llama.cpp's gpt-oss parser): read from its head on.
             cut = len(rest) - len(lead) + len(HARMONY_ROLE.opener)
             self._opener, self._head = "".join(self._parts) + rest[:cut], ""
             self._parts = []
             self._state, self._block, self._head_end = _State.HEAD, HARMONY_ROLE, "<|message|>"
             return pos + cut
-        if not lead.startswith(MARKERS):
-            if lead[0] in "{[" or lead.startswith(self._openers):
-                self._state = _State.WHOLE
-                self._parts.append(rest)
-                return len(text)
-            if len(lead) < _MAX_NAME and any(o.startswith(lead) for o in self._openers):
-                self._pending = rest
-                return len(text)
+        if how is Opening.WHOLE:
+            self._state = _State.WHOLE
+            self._parts.append(rest)
+            return len(text)
         self._state = _State.TEXT
         out.append("".join(self._parts))
         self._parts = []
@@ -267,10 +283,7 @@ class WordsReader:
         self._triggers, self._trigger = triggers(block)
         self._lag_ok = block.role is not Role.REASONING
         if block.role is Role.REASONING:
-            out.append(self._opener + self._head_text())
-
-    def _head_text(self) -> str:
-        return self._head + self._head_end
+            out.append(self._opener + self._head + self._head_end)
 
     def _head_step(self, text: str, pos: int, out: list[str]) -> int:
         block = self._block
@@ -332,12 +345,14 @@ class WordsReader:
         """A block ended (``closer`` empty when nothing closed it): read it, then words."""
         block = self._block
         assert block is not None
-        if block is _HELD_FENCE:
-            self._fence_done(body, out, cut_off=cut_off)
+        if block is HELD_FENCE:
+            calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
+            self._calls += calls
+            out.append(words)
         elif block.role is Role.RESPONSE:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:
-            raw = self._opener + self._head_text() + body + closer
+            raw = self._opener + self._head + self._head_end + body + closer
             if cut_off and not closer and not (block.to_end or block.calls_close):
                 self._calls.append(cut_call(block.form, raw))
             else:
@@ -362,27 +377,14 @@ class WordsReader:
             self._state = _State.TEXT
             return pos
         self._head, self._opener = text[pos:end], FENCE
-        if self._head.strip().lower() in _HELD_FENCES:
-            self._begin(_HELD_FENCE, out)
+        if self._head.strip().lower() in HELD_FENCES:
+            self._begin(HELD_FENCE, out)
         else:
             out.append(FENCE + self._head + "\n")
             self._head = ""
-            self._begin(_PASSED_FENCE, out)
+            self._begin(PASSED_FENCE, out)
             out.pop()  # _begin shows a passed block's opener; this one is shown above
         return end + 1
-
-    def _fence_done(self, body: str, out: list[str], *, cut_off: bool) -> None:
-        info = self._head
-        raw = f"{FENCE}{info}\n{body}{FENCE}"
-        kind = info.strip().lower()
-        if kind.startswith("tool"):
-            form = CallForm.TOOL_CALL_FENCE
-        elif names_offered_tool(body, self._reader.tools):
-            form = CallForm.FENCE
-        else:
-            out.append(raw)
-            return
-        self._calls += self._reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off)
 
     def _finish(self, out: list[str], *, cut_off: bool) -> str | None:
         """End of the reply in the current state; text to read again, if any."""
