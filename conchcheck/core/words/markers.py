@@ -39,10 +39,10 @@ MAYBE_RE = re.compile(_maybe_pattern(MARKERS))
 """Finds the first place a marker could begin (None: no marker can begin in the text)."""
 
 TOKEN = 32
-"""Deltas up to this long are remembered by ``shown``."""
-_KEPT = 4096
-"""The most deltas ``SAFE`` or ``SHOWN`` hold: past it they start again, so a hostile stream
-of distinct deltas can't make them large."""
+"""Deltas up to this long are remembered in ``SAFE`` and ``SHOWN``."""
+KEPT = 4096
+"""The most deltas ``SAFE`` or ``SHOWN`` hold. Full, they keep what they have: a hostile
+stream of distinct deltas can fill them once, and then each delta is judged afresh."""
 assert min(len(m) for m in MARKERS) >= 3, "MAYBE_RE judges a marker by its first three"
 
 SAFE: set[str] = set()
@@ -67,12 +67,9 @@ def shown(delta: str) -> int:
         end = -1
     if len(delta) <= TOKEN:
         if end == len(delta):
-            if len(SAFE) >= _KEPT:
-                SAFE.clear()
-            SAFE.add(delta)
-        else:
-            if len(SHOWN) >= _KEPT:
-                SHOWN.clear()
+            if len(SAFE) < KEPT:
+                SAFE.add(delta)
+        elif len(SHOWN) < KEPT:
             SHOWN[delta] = end
     return end
 

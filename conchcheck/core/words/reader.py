@@ -32,11 +32,12 @@ from conchcheck.core.words.forms import Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.markers import (
     ANGLE,
+    KEPT,
     LONGEST,
     MARKER_RE,
-    MAYBE_RE,
     SAFE,
     SHOWN,
+    TOKEN,
     Opening,
     Search,
     opening,
@@ -86,7 +87,6 @@ class _State(str, Enum):
 
 
 _TEXT = _State.TEXT
-_maybe = MAYBE_RE.search
 _shown = SHOWN.get
 
 
@@ -135,6 +135,10 @@ class WordsReader:
         if self._plain:
             if text in SAFE:
                 return text
+            if "<" not in text and "[" not in text and "`" not in text:
+                if len(SAFE) < KEPT and len(text) <= TOKEN:
+                    SAFE.add(text)
+                return text
         elif self._state is not _TEXT or len(self._pending) > 2:
             return self._gather(text)
         else:
@@ -171,17 +175,11 @@ class WordsReader:
         elif len(text) < _GATHER and self._state is not _State.START:
             self._pending, self._plain = text, False
             return ""
-        if self._state is _TEXT:
-            # Usually nothing in hand can begin a marker ("<b>", "</b>", "`code`"): one quick
-            # search says so. Else only the last few characters can begin one, or a marker
-            # is whole and read.
-            if _maybe(text) is None:
-                self._plain = True
-                return text
-            if MARKER_RE.search(text) is None:
-                end = partial_start(text, len(text) - LONGEST + 1)
-                self._pending, self._plain = text[end:], end == len(text)
-                return text[:end] if self._pending else text
+        if self._state is _TEXT and MARKER_RE.search(text) is None:
+            # Usually no marker is whole in hand: only the last few characters can begin one.
+            end = partial_start(text, len(text) - LONGEST + 1)
+            self._pending, self._plain = text[end:], end == len(text)
+            return text[:end]
         out: list[str] = []
         self._read(text, out)
         self._plain = self._state is _TEXT and not self._pending
