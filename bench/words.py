@@ -8,8 +8,8 @@ same run and the bound it must stay within:
   100 KB of the same (a linear reader takes about 10x);
 - streaming: the same reply fed as deltas arrive (1-8 characters, random) within 1.5x of one
   piece, and one character at a time within 4x. Each run's deltas are new strings, as a
-  stream's are; one row starts with the deltas the reader remembers forgotten, as a process's
-  first reply does.
+  stream's are; one row forgets the deltas readers remember first, as a process's first
+  reply does; a last row, with no bound, reads a reply whose deltas hardly repeat.
 """
 
 from __future__ import annotations
@@ -51,6 +51,24 @@ def reply(size: int) -> str:
     return unit * (size // len(unit))
 
 
+def unrepeated(size: int, seed: int = 5) -> str:
+    """``reply``'s shape, but its words made of random letters: its deltas hardly repeat,
+    which a model's tokens do. The worst case for the deltas the reader remembers."""
+    rng, parts, length = random.Random(seed), [], 0
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789"
+
+    def word() -> str:
+        return "".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
+
+    block = '<tool_call>{"name": "remember", "arguments": {"fact": "a cat"}}</tool_call>\n'
+    while length < size:
+        sentence = " ".join(word() for _ in range(12))
+        parts.append(f"{sentence} `{word()}` and <b>{word()}</b>. ")
+        parts += [block] if len(parts) % 13 == 12 else []
+        length += len(parts[-1])
+    return "".join(parts)
+
+
 def deltas(text: str, seed: int = 1) -> list[str]:
     """``text`` cut as a stream's deltas arrive: 1 to 8 characters each."""
     rng, out, i = random.Random(seed), [], 0
@@ -69,8 +87,8 @@ def fresh(pieces: list[str], copies: int) -> Iterator[list[str]]:
 
 
 def streamed(pieces: list[str], *, forget: bool = False) -> None:
-    """Feed ``pieces`` to a new reader; ``forget``: with the deltas it remembers (shared by
-    every reader in a process) forgotten first, as in a process's first reply."""
+    """Feed ``pieces`` to a new reader; ``forget``: with the deltas readers remember (shared
+    by every reader in a process) forgotten first, as for a process's first reply."""
     if forget:
         SAFE.clear()
         SHOWN.clear()
@@ -111,15 +129,28 @@ def main() -> None:
         ],
         repeat=runs,
     )
+    # Measured apart: a stream of other deltas would push this reply's out of what readers
+    # remember, which one process reading one model's replies doesn't do.
+    odd = unrepeated(100_000)
+    odd_pieces = deltas(odd)
+    odd_runs = fresh(odd_pieces, runs)
+    odd_whole, odd_delta = best_of_each(
+        [lambda: read_calls(odd, TOOLS), lambda: streamed(next(odd_runs))], repeat=runs
+    )
     rows = [
         ("one piece", whole, 1.0),
         (f"deltas of 1-8 chars ({len(pieces)} feeds)", by_delta, 1.5),
-        ("  the same, the reader's first reply", cold, 1.5),
+        ("  the same, a process's first reply", cold, 1.5),
         (f"one char at a time ({len(chars)} feeds)", by_char, 4.0),
     ]
     print(f"{'streaming: 100 KB reply':<36} {'time':>9} {'ratio':>7} {'bound':>6}")
     for name, seconds, bound in rows:
         print(f"{name:<36} {seconds * 1e3:>7.1f}ms {seconds / whole:>6.2f}x {bound:>5}x")
+    # No bound: a model's deltas are tokens, and tokens repeat. This shows what it costs when
+    # they don't (most deltas new to what the readers remember), against that reply's own
+    # one piece.
+    name = f"deltas, {len(set(odd_pieces))} of {len(odd_pieces)} distinct"
+    print(f"{name:<36} {odd_delta * 1e3:>7.1f}ms {odd_delta / odd_whole:>6.2f}x {'-':>6}")
     # The floor no reader written in Python goes under: one piece, plus a Python call per
     # delta to a reader that hands every delta back untouched.
     print(f"{'floor: one piece + a call per delta':<36}")

@@ -17,7 +17,7 @@ from conchcheck.core.words import (
     render_tools,
     tool_response,
 )
-from conchcheck.core.words.markers import SAFE, SHOWN, TOKEN, shown
+from conchcheck.core.words.markers import KEPT, SAFE, SHOWN, TOKEN, WAIT, shown
 
 WEATHER = {
     "name": "get_weather",
@@ -996,21 +996,32 @@ def test_a_delta_that_can_begin_no_marker_goes_out_at_once() -> None:
     ],
 )
 def test_how_much_of_a_delta_can_be_shown_now(delta: str, end: int) -> None:
-    assert shown(delta) == end
+    assert shown(delta) == (WAIT if end < 0 else (delta[:end], delta[end:]))
     # Remembered: a short delta's answer is looked up the next time it comes.
     assert (delta in SAFE) is (end == len(delta))
-    assert SHOWN.get(delta, len(delta)) == end
+    assert (delta in SHOWN) is (end != len(delta))
 
 
 def test_the_tables_of_deltas_stay_bounded() -> None:
-    # A hostile stream of distinct deltas: the tables start again rather than grow.
+    # A hostile stream of distinct deltas: the tables stay at their size.
     reader = WordsReader(TOOLS)
     for i in range(10_000):
         reader.feed(f"w{i} ")
         reader.feed(f"<{i}")
-    assert len(SAFE) <= 4096 and len(SHOWN) <= 4096
+    assert len(SAFE) <= KEPT and len(SHOWN) <= KEPT
     long = "x" * (TOKEN + 1)
-    assert shown(long) == len(long) and long not in SAFE  # only token-sized deltas are kept
+    assert shown(long) == (long, "") and long not in SAFE  # only token-sized deltas are kept
+
+
+def test_a_full_table_makes_room_for_a_delta_that_cost_a_search() -> None:
+    SAFE.clear()
+    SAFE.update(f"old{i}" for i in range(KEPT))
+    reader = WordsReader(TOOLS)
+    assert reader.feed("new words") == "new words"
+    assert "new words" not in SAFE  # plain: three quick checks answer it, no room is made
+    assert reader.feed("<b>new") == "<b>new"
+    assert "<b>new" in SAFE and len(SAFE) == KEPT  # a search answered it: an old one made room
+    SAFE.clear()
 
 
 def test_words_that_begin_like_a_marker_wait_for_at_most_32_characters() -> None:

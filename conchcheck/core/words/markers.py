@@ -41,37 +41,46 @@ MAYBE_RE = re.compile(_maybe_pattern(MARKERS))
 TOKEN = 32
 """Deltas up to this long are remembered in ``SAFE`` and ``SHOWN``."""
 KEPT = 4096
-"""The most deltas ``SAFE`` or ``SHOWN`` hold. Full, they keep what they have: a hostile
-stream of distinct deltas can fill them once, and then each delta is judged afresh."""
+"""The most deltas ``SAFE`` or ``SHOWN`` hold, so a hostile stream of distinct deltas can't
+make them large. Full, ``SAFE`` takes a plain delta (three quick checks find it plain) only
+when ``shown`` has made room, and ``shown``, whose answers cost a search, makes room: a
+table full of a past stream's deltas never keeps the next stream's costly ones out."""
 assert min(len(m) for m in MARKERS) >= 3, "MAYBE_RE judges a marker by its first three"
 
 SAFE: set[str] = set()
 """Deltas in which no marker can begin. Deltas are tokens, and a model's tokens repeat (its
-"<b>", "`code", "</" come back again and again): one look in a set answers most of them."""
-SHOWN: dict[str, int] = {}
+"<b>", "`code", "</" come back again and again): one look in a set answers most of them.
+Shared by every reader in the process, as the tokens of the model it reads are."""
+SHOWN: dict[str, tuple[str, ...]] = {}
 """``shown``'s other answers, by delta."""
+WAIT: tuple[str, ...] = ()
+"""``shown``'s answer when a marker may begin inside the delta: it is gathered."""
 
 
-def shown(delta: str) -> int:
-    """How much of ``delta`` can be shown now: all of it when no marker can begin in it; all
-    but its last one or two characters when only they can (a "<" or "`" that the next delta
-    decides); -1 when a marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
+def shown(delta: str) -> tuple[str, ...]:
+    """``delta`` cut in two: the words that can be shown now and the end that waits for the
+    next delta to decide (a "<" or "`" that may begin a marker, or nothing); ``WAIT`` when a
+    marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
     match = None
     if "<" in delta or "[" in delta or "`" in delta:
         match = MAYBE_RE.search(delta)
     if match is None:
-        end = len(delta)
+        cut: tuple[str, ...] = (delta, "")
     elif match.end() == len(delta) and match.end() - match.start() < 3:
-        end = match.start()
+        cut = (delta[: match.start()], delta[match.start() :])
     else:
-        end = -1
-    if len(delta) <= TOKEN:
-        if end == len(delta):
-            if len(SAFE) < KEPT:
-                SAFE.add(delta)
-        elif len(SHOWN) < KEPT:
-            SHOWN[delta] = end
-    return end
+        cut = WAIT
+    if len(delta) > TOKEN:
+        return cut
+    if match is None:
+        if len(SAFE) >= KEPT:
+            SAFE.pop()
+        SAFE.add(delta)
+    else:
+        if len(SHOWN) >= KEPT:
+            SHOWN.clear()  # a dict has no cheap way to drop one old entry
+        SHOWN[delta] = cut
+    return cut
 
 
 Search = Callable[..., "re.Match[str] | None"]

@@ -38,6 +38,7 @@ from conchcheck.core.words.markers import (
     SAFE,
     SHOWN,
     TOKEN,
+    WAIT,
     Opening,
     Search,
     opening,
@@ -137,7 +138,7 @@ class WordsReader:
                 return text
             if "<" not in text and "[" not in text and "`" not in text:
                 if len(SAFE) < KEPT and len(text) <= TOKEN:
-                    SAFE.add(text)
+                    SAFE.add(text)  # while there is room (KEPT)
                 return text
         elif self._state is not _TEXT or len(self._pending) > 2:
             return self._gather(text)
@@ -146,16 +147,14 @@ class WordsReader:
             if text in SAFE:
                 self._plain = True
                 return text
-        end = _shown(text)
-        if end is None:
-            end = shown(text)
-        if end == len(text):
-            self._plain = True
-            return text
-        if end < 0:
+        cut = _shown(text)
+        if cut is None:
+            cut = shown(text)
+        if cut is WAIT:
             return self._gather(text)
-        self._pending, self._plain = text[end:], False
-        return text[:end]
+        text, self._pending = cut
+        self._plain = not self._pending
+        return text
 
     def _gather(self, text: str) -> str:
         # Anything else waits until _GATHER characters are in hand and is read at once: one
