@@ -78,6 +78,9 @@ class Entry:
     leaked_as_text: tuple[str, ...] = ()
     """Families whose native calls the server left in the text (issue 9): an app reading
     this endpoint must read calls from the content, or fix the server."""
+    strict_mode: Mapping[str, tuple[str, ...]] | None = None
+    """The valid schema cases ``strict: true`` took (``accepted``) and ``refused``; None
+    when the probe did not try it (only the Responses API has it)."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -137,6 +140,8 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
     data["repairs_seen"] = list(entry.repairs_seen)
     data["refused_keywords"] = list(entry.refused_keywords)
     data["leaked_as_text"] = list(entry.leaked_as_text)
+    if entry.strict_mode is not None:
+        data["strict_mode"] = {name: list(cases) for name, cases in entry.strict_mode.items()}
     return data
 
 
@@ -364,12 +369,15 @@ def _document(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _entry(data: Mapping[str, Any]) -> Entry:
-    # leaked_as_text came after the first files were written: absent means none seen.
+    # leaked_as_text and strict_mode came after the first files were written: absent means
+    # none seen and not tried.
     values = {f.name: data[f.name] for f in fields(Entry) if f.name in data}
     values["rates"] = {name: float(rate) for name, rate in data["rates"].items()}
     values["repairs_seen"] = tuple(data["repairs_seen"])
     values["refused_keywords"] = tuple(data["refused_keywords"])
     values["leaked_as_text"] = tuple(data.get("leaked_as_text", ()))
+    strict = data.get("strict_mode")
+    values["strict_mode"] = None if strict is None else {k: tuple(v) for k, v in strict.items()}
     return Entry(**values)
 
 

@@ -371,6 +371,9 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
         matrix_digest=result.matrix_digest.removeprefix("sha256:"),
         probed_at=timestamp(probed), expires_at=timestamp(expires(probed)),
         leaked_as_text=tuple(leak.family for leak in verdict.leaks),
+        strict_mode=None if (trial := verdict.strict_mode) is None else {
+            "accepted": trial.accepted, "refused": trial.refused,
+        },
     )  # fmt: skip
 
 

@@ -257,6 +257,17 @@ class Verdict:
     findings: tuple[str, ...]
     leaks: tuple[Leak, ...] = ()
     """Native calls left in the text, by family, with what fixes the server."""
+    strict_mode: StrictMode | None = None
+    """What ``strict: true`` did to the valid schema cases; None when it was not tried."""
+
+
+@dataclass(frozen=True, slots=True)
+class StrictMode:
+    """The strict-mode trial (the Responses API): the valid schema cases ``strict: true``
+    took and refused. A case whose request failed is in neither."""
+
+    accepted: tuple[str, ...]
+    refused: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

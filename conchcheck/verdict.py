@@ -16,6 +16,7 @@ from conchcheck.results import (
     Rates,
     Refused,
     Stage,
+    StrictMode,
     Verdict,
 )
 
@@ -198,7 +199,8 @@ def decide(
             f"No schema refusal ruled out the more permissive {name} dialect (it was not "
             "tried, or its requests failed): the verdict stands on the dialects settled."
         )
-    findings += _strict_mode(cells, set(invalid_cases))
+    strict, said = _strict_mode(cells, bad)
+    findings += said
     leaks = _leaks(cells)
     for leak in leaks:
         count = len(leak.cells)
@@ -214,7 +216,7 @@ def decide(
             )
     return Verdict(
         dialect, mode, reason, native, words, repairs, keywords, tools_declared, observed,
-        tuple(findings), leaks,
+        tuple(findings), leaks, strict,
     )  # fmt: skip
 
 
@@ -232,25 +234,28 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
     )
 
 
-def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> list[str]:
-    """What ``strict: true`` did to the valid schema cases (Responses API only)."""
+def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> tuple[StrictMode | None, list[str]]:
+    """What ``strict: true`` did to the valid schema cases (Responses API only), and the
+    finding that says so."""
     tried = [
         c for c in cells
         if c.stage is Stage.DIALECT and c.dialect == STRICT_MODE and c.case not in bad
     ]  # fmt: skip
     if not tried:
-        return []
-    refused = sorted(c.case for c in tried if c.outcome is Outcome.REFUSED)
-    failed = sum(c.outcome is Outcome.ERROR for c in tried)
-    answered = len(tried) - failed
-    if not refused:
-        return [
+        return None, []
+    trial = StrictMode(
+        tuple(sorted(c.case for c in tried if c.outcome is Outcome.ACCEPTED)),
+        tuple(sorted(c.case for c in tried if c.outcome is Outcome.REFUSED)),
+    )
+    answered = len(tried) - sum(c.outcome is Outcome.ERROR for c in tried)
+    if not trial.refused:
+        return trial, [
             f"Strict mode (strict: true) took all {answered} schema cases it was asked about."
             if answered else "Strict mode (strict: true) got no usable reply."
         ]  # fmt: skip
-    return [
-        f"Strict mode (strict: true) refused {len(refused)} of {answered} schema cases"
-        f" ({', '.join(refused)}); the probe's other requests send strict: false."
+    return trial, [
+        f"Strict mode (strict: true) refused {len(trial.refused)} of {answered} schema cases"
+        f" ({', '.join(trial.refused)}); the probe's other requests send strict: false."
     ]
 
 

@@ -79,6 +79,7 @@ entries:
     probed_at: '2026-11-25T10:00:00Z'
     expires_at: '2026-12-02T10:00:00Z'
     leaked_as_text: []
+    strict_mode: null
 """
 
 
@@ -519,7 +520,12 @@ def objects(node: Any, path: str = "$") -> list[tuple[str, dict[str, Any]]]:
 def test_schema_is_valid_and_closed_everywhere() -> None:
     Draft202012Validator.check_schema(SCHEMA)
     found = objects(SCHEMA)
-    assert [path for path, _ in found] == ["$", "$.$defs.entry", "$.$defs.entry.properties.rates"]
+    assert [path for path, _ in found] == [
+        "$",
+        "$.$defs.entry",
+        "$.$defs.entry.properties.rates",
+        "$.$defs.entry.properties.strict_mode",
+    ]
     assert {path: node.get("additionalProperties") for path, node in found} == {
         path: False for path, _ in found
     }
@@ -528,8 +534,9 @@ def test_schema_is_valid_and_closed_everywhere() -> None:
 def test_schema_matches_the_entry_fields() -> None:
     names = [field.name for field in dataclasses.fields(Entry)]
     assert list(SCHEMA["$defs"]["entry"]["properties"]) == names
-    # leaked_as_text came later: files written before it still read (absent means none).
-    assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n != "leaked_as_text"]
+    # leaked_as_text and strict_mode came later: files written before them still read.
+    later = {"leaked_as_text", "strict_mode"}
+    assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n not in later]
 
 
 def test_an_entry_written_before_leaks_were_recorded_reads_as_none_leaked() -> None:
@@ -537,6 +544,40 @@ def test_an_entry_written_before_leaks_were_recorded_reads_as_none_leaked() -> N
     assert entry_from_data(data).leaked_as_text == ("hermes",)
     del data["leaked_as_text"]
     assert entry_from_data(data).leaked_as_text == ()
+
+
+def test_strict_mode_round_trips_and_reads_as_not_tried_when_absent() -> None:
+    trial = {"accepted": ("array-root",), "refused": ("open-object", "ref-defs")}
+    data = entry_to_data(entry(strict_mode=trial))
+    assert data["strict_mode"] == {
+        "accepted": ["array-root"],
+        "refused": ["open-object", "ref-defs"],
+    }
+    assert entry_from_data(data).strict_mode == trial
+    del data["strict_mode"]
+    assert entry_from_data(data).strict_mode is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param({"accepted": []}, "'refused' is a required property", id="a-list-missing"),
+        pytest.param(
+            {"accepted": [], "refused": [], "maybe": []},
+            "Additional properties are not allowed ('maybe' was unexpected)",
+            id="an-unknown-list",
+        ),
+        pytest.param(
+            {"accepted": "x", "refused": []}, "'x' is not of type 'array'", id="not-a-list"
+        ),
+    ],
+)
+def test_a_broken_strict_mode_names_its_field(value: Any, message: str) -> None:
+    data = entry_to_data(ENTRY)
+    data["strict_mode"] = value
+    with pytest.raises(CacheError) as caught:
+        entry_from_data(data)
+    assert message in str(caught.value) and "strict_mode" in str(caught.value)
 
 
 def test_what_is_written_validates(cache: CapabilityFile) -> None:

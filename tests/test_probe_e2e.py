@@ -136,6 +136,8 @@ def test_profile(serve: Serve, tmp_path: Path, emulator: Callable[[], OpenAIEmul
         mode,
         server.url + "/v1",
     )
+    # Chat Completions has no strict-mode trial: null says "not tried", not "none refused".
+    assert verdict["strict_mode"] is entry["strict_mode"] is None
     cache = yaml.safe_load(Path(__import__("os").environ["CONCHCHECK_CACHE"]).read_text())
     assert [(e["provider"], e["mode"]) for e in cache["entries"]] == [(target.split(":")[0], mode)]
     report = (tmp_path / "out" / "report.md").read_text()
@@ -344,3 +346,6 @@ def test_responses_api_probe(
     )
     # Strict mode's refusals say nothing of the dialects: no keyword of theirs is reported.
     assert verdict["refused_keywords"] == []
+    # The verdict and the capability entry keep the trial, case by case, for apps to read.
+    trial = {"accepted": sorted(took), "refused": refused}
+    assert verdict["strict_mode"] == outcome["entry"]["strict_mode"] == trial
