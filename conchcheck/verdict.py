@@ -25,10 +25,10 @@ CLEARLY_WORSE = 0.2
 
 
 PERMISSIVENESS = ("permissive", "anthropic", "gemini", "strict")
+"""The dialects from most to least permissive (DESIGN.md rule 4)."""
 STRICT_MODE = "strict_mode"
 """Responses API only: the schemas as sent, with ``strict: true`` on every function tool.
 Recorded beside the dialects; it never decides the dialect verdict."""
-"""The dialects from most to least permissive (DESIGN.md rule 4)."""
 
 
 def exploration_order(family: str) -> tuple[str, ...]:

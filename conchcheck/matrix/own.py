@@ -27,7 +27,7 @@ from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import Tool
 from conchcheck.core.usertools import SMOKE_PREFIX, Origin, OwnTool, SmokeArgument
 from conchcheck.errors import InputError
-from conchcheck.files import read_text
+from conchcheck.files import json_path, read_text
 from conchcheck.matrix.loader import MatrixChecker, MatrixError, build_prompt
 from conchcheck.matrix.model import Matrix, Prompt, SchemaCase, digest
 from conchcheck.matrix.schemawalk import metaschema
@@ -118,8 +118,7 @@ def _schema_problem(schema: dict[str, Any]) -> str | None:
     try:
         cls.check_schema(schema)
     except SchemaError as error:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        return f"${where}: {error.message}"
+        return f"{json_path(list(error.absolute_path))}: {error.message}"
     return None
 
 
