@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 CHANGES_SHOWN = 30
 """Changes listed for one tool in one dialect; the rest are counted."""
-CONVERTED = ("anthropic", "gemini", "strict")
-"""The dialects whose conversion can change a schema (``permissive`` sends it as it is)."""
 
 
 def your_tools(result: ProbeResult) -> list[Block]:
@@ -47,7 +45,7 @@ def your_tools(result: ProbeResult) -> list[Block]:
     sources = list(dict.fromkeys(t.source for t in own))
     blocks: list[Block] = [
         Heading(2, "Your tools"),
-        Para((f"{len(own)} tool{'s' * (len(own) != 1)} from ", *_codes(sources, ", "), ".")),
+        Para((f"{len(own)} tool{'s' * (len(own) != 1)} from ", *_codes(sources), ".")),
     ]
     smoke = _smoke_cells(result)
     modes = [m for m in ("native", "words") if any(k[1] == m for k in smoke)]
@@ -103,7 +101,7 @@ def _changes(own: tuple[OwnTool, ...]) -> list[Block]:
             continue
         before = dict(tool.parameters)
         found = False
-        for dialect in CONVERTED:
+        for dialect in PERMISSIVENESS[1:]:  # permissive sends the schema as it is
             shown, count = schema_changes(before, to_dialect(before, dialect), limit=CHANGES_SHOWN)
             if not count:
                 continue
@@ -116,7 +114,7 @@ def _changes(own: tuple[OwnTool, ...]) -> list[Block]:
         if not found:
             same.append(tool.name)
     if same:
-        blocks.append(Para(("Sent unchanged in every dialect: ", *_codes(same, ", "), ".")))
+        blocks.append(Para(("Sent unchanged in every dialect: ", *_codes(same), ".")))
     return blocks
 
 
@@ -162,10 +160,10 @@ def _labels(cells: list[Cell]) -> str:
     return ", ".join(c.label for c in cells) or "—"
 
 
-def _codes(names: list[str], sep: str) -> Inline:
+def _codes(names: list[str]) -> Inline:
     out: list[Span] = []
     for index, name in enumerate(names):
-        out += [sep, Code(name)] if index else [Code(name)]
+        out += [", ", Code(name)] if index else [Code(name)]
     return tuple(out)
 
 
