@@ -3,6 +3,7 @@ verbatim), which ``markdown`` and ``html`` write."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -69,6 +70,14 @@ class Verbatim:
 
 
 Block: TypeAlias = Heading | Para | Bullets | Table | Verbatim
+
+
+def joined(parts: Iterable[Inline], sep: str) -> Inline:
+    """The inline runs ``parts`` as one, ``sep`` between each two."""
+    out: list[Span] = []
+    for index, part in enumerate(parts):
+        out += [sep, *part] if index else list(part)
+    return tuple(out)
 
 
 def mark(cell: Cell | None) -> str:

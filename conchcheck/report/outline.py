@@ -4,7 +4,7 @@ paragraphs, tables, the provider's words verbatim) that ``markdown`` and ``html`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from conchcheck.report.blocks import (
@@ -18,6 +18,7 @@ from conchcheck.report.blocks import (
     Span,
     Table,
     Verbatim,
+    joined,
     mark,
     trimmed,
 )
@@ -134,7 +135,7 @@ def _refused(items: Sequence[Refused], cells: dict[tuple[str, str], Cell]) -> li
         groups.setdefault((item.kind, item.message), []).append(tuple(where))
     blocks: list[Block] = []
     for (kind, message), places in groups.items():
-        blocks += [Para((Bold(kind), " — ", *_joined(places, "; "))), Verbatim(trimmed(message))]
+        blocks += [Para((Bold(kind), " — ", *joined(places, "; "))), Verbatim(trimmed(message))]
     return blocks
 
 
@@ -188,7 +189,7 @@ def _refusals(result: ProbeResult) -> list[Block]:
     if not groups:
         return [*blocks, Para(("No refusals outside the dialect stage.",))]
     for (kind, message), places in groups.items():
-        blocks += [Para((Bold(kind), " — ", *_joined(places, ", "))), Verbatim(trimmed(message))]
+        blocks += [Para((Bold(kind), " — ", *joined(places, ", "))), Verbatim(trimmed(message))]
     return blocks
 
 
@@ -200,7 +201,7 @@ def _repairs(result: ProbeResult) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Repairs seen")]
     if not seen:
         return [*blocks, Para(("No reply needed a repair.",))]
-    items = tuple((Code(name), " — ", *_joined(seen[name], ", ")) for name in sorted(seen))
+    items = tuple((Code(name), " — ", *joined(seen[name], ", ")) for name in sorted(seen))
     return [*blocks, Bullets(items)]
 
 
@@ -268,13 +269,6 @@ def _cost(result: ProbeResult) -> list[Block]:
 
 def _stage(result: ProbeResult, stage: Stage) -> list[Cell]:
     return [c for c in result.cells if c.stage is stage]
-
-
-def _joined(parts: Iterable[Inline], sep: str) -> Inline:
-    out: list[Span] = []
-    for index, part in enumerate(parts):
-        out += [sep, *part] if index else list(part)
-    return tuple(out)
 
 
 def _yes(value: bool | None) -> str:

@@ -22,6 +22,7 @@ from conchcheck.report.blocks import (
     Span,
     Table,
     Verbatim,
+    joined,
     mark,
     trimmed,
 )
@@ -45,7 +46,13 @@ def your_tools(result: ProbeResult) -> list[Block]:
     sources = list(dict.fromkeys(t.source for t in own))
     blocks: list[Block] = [
         Heading(2, "Your tools"),
-        Para((f"{len(own)} tool{'s' * (len(own) != 1)} from ", *_codes(sources), ".")),
+        Para(
+            (
+                f"{len(own)} tool{'s' * (len(own) != 1)} from ",
+                *_codes(sources),
+                ".",
+            )
+        ),
     ]
     smoke = _smoke_cells(result)
     modes = [m for m in ("native", "words") if any(k[1] == m for k in smoke)]
@@ -84,10 +91,7 @@ def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> li
             blocks.append(Para((Code(tool.name), " is not valid JSON Schema: ", tool.problem, ".")))
     for (kind, message), tools in said.items():
         where = [(Code(name), " in ", ", ".join(dialects)) for name, dialects in tools.items()]
-        spans: list[Span] = []
-        for index, part in enumerate(where):
-            spans += ["; " if index else "", *part]
-        blocks += [Para((Bold(kind), " — ", *spans)), Verbatim(trimmed(message))]
+        blocks += [Para((Bold(kind), " — ", *joined(where, "; "))), Verbatim(trimmed(message))]
     return blocks
 
 
@@ -114,7 +118,15 @@ def _changes(own: tuple[OwnTool, ...]) -> list[Block]:
         if not found:
             same.append(tool.name)
     if same:
-        blocks.append(Para(("Sent unchanged in every dialect: ", *_codes(same), ".")))
+        blocks.append(
+            Para(
+                (
+                    "Sent unchanged in every dialect: ",
+                    *_codes(same),
+                    ".",
+                )
+            )
+        )
     return blocks
 
 
@@ -160,13 +172,10 @@ def _labels(cells: list[Cell]) -> str:
     return ", ".join(c.label for c in cells) or "—"
 
 
-def _codes(names: list[str]) -> Inline:
-    out: list[Span] = []
-    for index, name in enumerate(names):
-        out += [", ", Code(name)] if index else [Code(name)]
-    return tuple(out)
-
-
 def _compact(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= 80 else f"{text[:79]}…"
+
+
+def _codes(names: list[str]) -> Inline:
+    return joined([(Code(name),) for name in names], ", ")
