@@ -30,6 +30,7 @@ from rich.text import Text
 
 from conchcheck.capabilities import Entry
 from conchcheck.core.arguments import ArgumentsResult
+from conchcheck.core.escaping import json_text, visible
 from conchcheck.core.repair import Reading, Unreadable
 from conchcheck.core.words import WordsReading
 from conchcheck.errors import ConchcheckError
@@ -37,10 +38,9 @@ from conchcheck.fleet import FleetOutcome
 from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
-from conchcheck.plain import to_plain
 from conchcheck.redaction import held
-from conchcheck.report.escaping import json_text, visible
 from conchcheck.results import Cell, Stage
+from conchcheck.results.plain import to_plain
 from conchcheck.wire.providers import Provider
 
 

@@ -27,9 +27,9 @@ from conchcheck.matrix.own import own_matrix
 from conchcheck.probe import Probe, ProbeObserver, ProbeOptions
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.redaction import held
-from conchcheck.report import ReportFormat, RunInfo, write_reports
-from conchcheck.report.json import load_results
-from conchcheck.results import Mode, ProbeResult
+from conchcheck.report import ReportFormat, write_reports
+from conchcheck.results import Mode, ProbeResult, RunInfo
+from conchcheck.results.reader import read_results
 from conchcheck.sources import read_tools
 from conchcheck.version import __version__
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
@@ -180,7 +180,7 @@ class Job:
             self.recorder = RecordingTransport(transport, spec.options.policy.max_body)
             self.transport = self.recorder
         self.started = _now()
-        prior = load_results(spec.resume)[0] if spec.resume else ()
+        prior = read_results(spec.resume).cells if spec.resume else ()
         self.probe: Probe | None = None
         self._prior = prior
         self._check_places()
@@ -330,8 +330,8 @@ def load_recording(path: Path) -> Recording:
 
 def write_recording(recording: Recording, path: Path) -> Path:
     """Write ``recording`` to ``path`` whole (keys masked), one exchange a line."""
+    from conchcheck.core.escaping import encodable
     from conchcheck.replacement import replace_file
-    from conchcheck.report.escaping import encodable
 
     data = recording.to_data()
     exchanges = data.pop("exchanges")
@@ -357,7 +357,7 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
     catalogue = result.catalogue
     return Entry(
         provider=result.provider, model=result.model, endpoint=result.endpoint,
-        dialect=verdict.dialect.dialect, mode=verdict.mode.value,
+        dialect=_value(verdict.dialect.dialect), mode=verdict.mode.value,
         rates={
             "native": round(verdict.native.rate, 4),
             "native_clean": round(verdict.native.clean_rate, 4),
@@ -375,6 +375,11 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
             "accepted": trial.accepted, "refused": trial.refused,
         },
     )  # fmt: skip
+
+
+def _value(dialect: Dialect | None) -> str | None:
+    # The capability file is YAML written by safe_dump, which takes plain strings only.
+    return None if dialect is None else dialect.value
 
 
 def _now() -> datetime:

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from conchcheck.core.dialects import Dialect
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.results import (
+    CaseRefusal,
     Cell,
     DialectVerdict,
     Leak,
     Mode,
+    NativeFacts,
     Outcome,
     Rates,
-    Refused,
     Stage,
     StrictMode,
     Verdict,
@@ -24,19 +27,19 @@ CLEARLY_WORSE = 0.2
 """How far below words native must fall to count as clearly worse."""
 
 
-PERMISSIVENESS = ("permissive", "anthropic", "gemini", "strict")
+PERMISSIVENESS = (Dialect.PERMISSIVE, Dialect.ANTHROPIC, Dialect.GEMINI, Dialect.STRICT)
 """The dialects from most to least permissive (DESIGN.md rule 4)."""
 STRICT_MODE = "strict_mode"
 """Responses API only: the schemas as sent, with ``strict: true`` on every function tool.
 Recorded beside the dialects; it never decides the dialect verdict."""
 
 
-def exploration_order(family: str) -> tuple[str, ...]:
+def exploration_order(family: str) -> tuple[Dialect, ...]:
     """``permissive``, then the family's own dialect, then the rest from most permissive."""
-    return tuple(dict.fromkeys(("permissive", family, *PERMISSIVENESS)))
+    return tuple(dict.fromkeys((Dialect.PERMISSIVE, Dialect(family), *PERMISSIVENESS)))
 
 
-def chain_for(family: str) -> tuple[str, ...]:
+def chain_for(family: str) -> tuple[Dialect, ...]:
     """The dialects in the order a probe tries them (``exploration_order``)."""
     return exploration_order(family)
 
@@ -77,12 +80,16 @@ def decide_dialect(
     by = _dialect_cells(cells)
     cases = list(dict.fromkeys(case for case, _ in by))
     good = list(valid) if valid is not None else [c for c in cases if c not in bad]
-    refused: list[Refused] = []
-    limits: list[Refused] = []
+    refused: list[CaseRefusal] = []
+    limits: list[CaseRefusal] = []
     for (case, dialect), cell in by.items():
         if cell.outcome is Outcome.REFUSED:
-            item = Refused(
-                case, dialect, cell.refusal_kind or "other", _message(cell), _keyword(cell)
+            item = CaseRefusal(
+                case,
+                dialect,
+                cell.refusal_kind or RefusalKind.OTHER,
+                _message(cell),
+                _keyword(cell),
             )
             (refused if item.kind == "schema" else limits).append(item)
     chosen = next((d for d in PERMISSIVENESS if carried_by(cells, d, good)), None)
@@ -194,9 +201,9 @@ def decide(
         )
     for case in dialect.invalid_accepted:
         findings.append(f"The deliberately invalid schema case {case} was accepted.")
-    for name in dialect.unsettled:
+    for unsettled in dialect.unsettled:
         findings.append(
-            f"No schema refusal ruled out the more permissive {name} dialect (it was not "
+            f"No schema refusal ruled out the more permissive {unsettled} dialect (it was not "
             "tried, or its requests failed): the verdict stands on the dialects settled."
         )
     strict, said = _strict_mode(cells, bad)
@@ -224,10 +231,10 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
     """The native cells whose calls came back as text, by family, with the fix named."""
     found: dict[str, tuple[list[str], str]] = {}
     for cell in cells:
-        family = cell.extra.get("leaked_family")
-        if cell.stage is not Stage.NATIVE or not isinstance(family, str):
+        facts = cell.facts
+        if cell.stage is not Stage.NATIVE or not isinstance(facts, NativeFacts) or not facts.leak:
             continue
-        found.setdefault(family, ([], str(cell.extra.get("leaked_fix", ""))))[0].append(cell.id)
+        found.setdefault(facts.leak.family, ([], facts.leak.fix))[0].append(cell.id)
     # Cells finish in any order under concurrency: sorted, so the verdict is deterministic.
     return tuple(
         Leak(family, tuple(sorted(ids)), fix) for family, (ids, fix) in sorted(found.items())
@@ -267,7 +274,7 @@ def _tools_observed(cells: Sequence[Cell]) -> bool | None:
     ]
     if not native:
         return None
-    return any(c.extra.get("native_calls", 0) for c in native)
+    return any(isinstance(c.facts, NativeFacts) and c.facts.native_calls for c in native)
 
 
 def _message(cell: Cell) -> str:

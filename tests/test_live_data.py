@@ -6,7 +6,6 @@ The reader, the classifier and the verdict must give today what they gave on the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,8 +15,8 @@ from conchcheck.core.refusals import classify
 from conchcheck.core.words import read_calls
 from conchcheck.matrix import load_matrix
 from conchcheck.probe.judging import read_native
-from conchcheck.report.json import load_results
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, NativeFacts, Outcome, ProbeResult, Stage
+from conchcheck.results.reader import read_results
 from conchcheck.verdict import decide
 from conchcheck.wire.chat import Finish, Reply
 
@@ -26,27 +25,29 @@ MATRIX = load_matrix("default")
 INVALID = [c.id for c in MATRIX.schema_cases if not c.valid]
 
 
-def run(name: str) -> tuple[tuple[Cell, ...], dict[str, Any]]:
-    return load_results(DATA / f"{name}.results.json")
+def run(name: str) -> ProbeResult:
+    return read_results(DATA / f"{name}.results.json")
 
 
 @pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3", "qwen-coder"])
 def test_the_verdict_follows_from_the_cells(name: str) -> None:
-    cells, data = run(name)
+    result = run(name)
+    recorded, catalogue = result.verdict, result.catalogue
+    assert recorded is not None and catalogue is not None
     verdict = decide(
-        cells, family="permissive", invalid_cases=INVALID, tools_declared=data["catalogue"]["tools"]
+        result.cells, family="permissive", invalid_cases=INVALID, tools_declared=catalogue.tools
     )
-    assert verdict.mode.value == data["verdict"]["mode"]
-    assert verdict.dialect.dialect == data["verdict"]["dialect"]["dialect"]
-    assert list(verdict.refused_keywords) == data["verdict"]["refused_keywords"]
+    assert verdict.mode == recorded.mode
+    assert verdict.dialect.dialect == recorded.dialect.dialect
+    assert verdict.refused_keywords == recorded.refused_keywords
     assert [(leak.family, list(leak.cells)) for leak in verdict.leaks] == [
-        (leak["family"], sorted(leak["cells"])) for leak in data["verdict"].get("leaks", [])
+        (leak.family, sorted(leak.cells)) for leak in recorded.leaks
     ]
 
 
 @pytest.mark.parametrize("name", ["smollm2-hermes"])
 def test_refusals_classify_as_recorded(name: str) -> None:
-    cells, _ = run(name)
+    cells = run(name).cells
     refused = [c for c in cells if c.outcome is Outcome.REFUSED]
     assert {(c.case, c.dialect, c.refusal_kind) for c in refused} == {
         ("type-list-null", "permissive", "schema"),
@@ -63,7 +64,7 @@ def test_refusals_classify_as_recorded(name: str) -> None:
 
 
 def test_two_native_calls_where_one_was_wanted() -> None:
-    cells, _ = run("smollm2-hermes")
+    cells = run("smollm2-hermes").cells
     (cell,) = [c for c in cells if c.id == "native/nested-object/1"]
     assert cell.reply is not None
     assert cell.reply.text is not None and cell.reply.finish is not None
@@ -79,7 +80,7 @@ def test_two_native_calls_where_one_was_wanted() -> None:
 
 @pytest.mark.parametrize("name", ["smollm2-own", "smollm2-hermes", "gemma3", "qwen-coder"])
 def test_words_replies_read_as_recorded(name: str) -> None:
-    cells, _ = run(name)
+    cells = run(name).cells
     words = [
         c for c in cells if c.stage is Stage.WORDS and c.reply is not None and c.reading is not None
     ]
@@ -97,26 +98,33 @@ def test_words_replies_read_as_recorded(name: str) -> None:
 
 
 def test_tools_never_reach_a_template_without_them() -> None:
-    cells, data = run("smollm2-own")
-    assert data["catalogue"]["tools"] is False
-    assert all(c.extra.get("native_calls") == 0 for c in cells if c.stage is Stage.NATIVE)
+    result = run("smollm2-own")
+    cells = result.cells
+    assert result.catalogue is not None and result.catalogue.tools is False
+    assert all(_native_calls(c) == 0 for c in cells if c.stage is Stage.NATIVE)
     assert all(c.outcome is Outcome.ACCEPTED for c in cells if c.stage is Stage.DIALECT)
 
 
 def test_calls_left_in_the_text_read_as_recorded() -> None:
     """Qwen2.5-Coder on llama-server writes its calls as bare or fenced JSON in the content of
     native replies (provider-facts): read again, each is the same call, of no family."""
-    cells, data = run("qwen-coder")
+    result = run("qwen-coder")
+    cells, verdict = result.cells, result.verdict
+    assert verdict is not None
     leaked = [c for c in cells if c.stage is Stage.NATIVE and c.outcome is Outcome.LEAKED]
     assert len(leaked) == 10
-    assert [leak["family"] for leak in data["verdict"]["leaks"]] == ["plain_json"]
+    assert [leak.family for leak in verdict.leaks] == ["plain_json"]
     for cell in leaked:
         (prompt,) = [p for p in MATRIX.prompts if p.id == cell.case]
         tools = [MATRIX.tools[t] for t in prompt.tools]
         assert cell.reply is not None and cell.reply.text is not None and cell.reading
-        assert cell.extra["native_calls"] == 0
+        assert _native_calls(cell) == 0
         reading = read_calls(cell.reply.text, tools, cut_off=cell.reply.finish is Finish.LENGTH)
         assert [(c.form.value, c.name, c.arguments) for c in reading.calls] == [
             (c.form, c.name, c.arguments) for c in cell.reading.calls
         ]
         assert {family_of(c).value for c in reading.calls} == {"plain_json"}
+
+
+def _native_calls(cell: Cell) -> int | None:
+    return cell.facts.native_calls if isinstance(cell.facts, NativeFacts) else None

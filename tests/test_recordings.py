@@ -17,8 +17,8 @@ import pytest
 
 from conchcheck.job import Job, JobSpec
 from conchcheck.matrix import load_matrix
-from conchcheck.report.json import load_results
-from conchcheck.results import Cell, CellMode, Outcome, Stage
+from conchcheck.results import CatalogueFacts, Cell, CellMode, Outcome, Stage
+from conchcheck.results.reader import read_results
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
 MATRIX = load_matrix("default")
@@ -32,8 +32,8 @@ def replay(name: str, tmp_path: Path, matrix: str = "default") -> dict[str, Any]
     spec = JobSpec(target, matrix=matrix, out=out, cache=tmp_path / "caps.yaml", replay=recording)
     job = Job(spec)
     outcome = job.finish(job.run())
-    cells, data = load_results(out / "results.json")
-    return {"outcome": outcome, "cells": cells, "data": data, "out": out}
+    result = read_results(out / "results.json")
+    return {"outcome": outcome, "cells": result.cells, "result": result, "out": out}
 
 
 def prompt_cells(run: dict[str, Any], mode: CellMode) -> dict[str, Cell]:
@@ -47,9 +47,9 @@ def qwen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_qwen_coder_calls_in_words(qwen: dict[str, Any]) -> None:
-    verdict = qwen["data"]["verdict"]
-    assert (verdict["mode"], verdict["dialect"]["dialect"]) == ("words", "permissive")
-    assert (verdict["tools_declared"], verdict["tools_observed"]) == (True, False)
+    verdict = qwen["result"].verdict
+    assert (verdict.mode, verdict.dialect.dialect) == ("words", "permissive")
+    assert (verdict.tools_declared, verdict.tools_observed) == (True, False)
     assert qwen["outcome"].exit_code == 0
     assert qwen["outcome"].message == "Dialect permissive, mode words."
     words = prompt_cells(qwen, CellMode.WORDS)
@@ -58,27 +58,24 @@ def test_qwen_coder_calls_in_words(qwen: dict[str, Any]) -> None:
         "boolean-argument", "forced-choice", "integer-argument", "no-tool-needed",
         "remember-fact", "three-arguments",
     ]  # fmt: skip
-    assert (verdict["words"]["passed"], verdict["words"]["total"]) == (6, 11)
+    assert (verdict.words.passed, verdict.words.total) == (6, 11)
 
 
 def test_qwen_coder_leaks_plain_json(qwen: dict[str, Any]) -> None:
     native = prompt_cells(qwen, CellMode.NATIVE)
-    assert {c.extra["native_calls"] for c in native.values()} == {0}
+    assert {c.facts.native_calls for c in native.values()} == {0}
     leaked = sorted(case for case in CALLING if native[case].outcome is Outcome.LEAKED)
     assert len(leaked) * 2 >= len(CALLING), leaked
-    assert {native[case].extra["leaked_family"] for case in leaked} == {"plain_json"}
-    verdict = qwen["data"]["verdict"]
-    assert [leak["family"] for leak in verdict["leaks"]] == ["plain_json"]
-    assert "no server parser reads" in verdict["leaks"][0]["fix"]
-    assert (
-        "The catalogue declares tools, but the model never called natively."
-        in (verdict["findings"])
-    )
+    assert {native[case].facts.leak.family for case in leaked} == {"plain_json"}
+    verdict = qwen["result"].verdict
+    assert [leak.family for leak in verdict.leaks] == ["plain_json"]
+    assert "no server parser reads" in verdict.leaks[0].fix
+    assert "The catalogue declares tools, but the model never called natively." in verdict.findings
 
 
 def test_qwen_coder_catalogue_and_greeting(qwen: dict[str, Any]) -> None:
     catalogue = next(c for c in qwen["cells"] if c.stage is Stage.CATALOGUE)
-    assert (catalogue.extra["tools"], catalogue.extra["context_window"]) == (True, 2048)
+    assert catalogue.facts == CatalogueFacts(None, True, 2048)
     for mode in (CellMode.NATIVE, CellMode.WORDS):
         greeting = prompt_cells(qwen, mode)["no-tool-needed"]
         assert greeting.outcome is Outcome.PASS, (mode, greeting.detail)
@@ -120,7 +117,7 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_smollm2_own_template_takes_no_tools(smollm2: dict[str, Any]) -> None:
     catalogue = next(c for c in smollm2["cells"] if c.stage is Stage.CATALOGUE)
-    assert (catalogue.extra["tools"], catalogue.extra["context_window"]) == (False, 2048)
+    assert catalogue.facts == CatalogueFacts(None, False, 2048)
     permissive = {
         c.case: c
         for c in smollm2["cells"]
@@ -130,9 +127,9 @@ def test_smollm2_own_template_takes_no_tools(smollm2: dict[str, Any]) -> None:
     assert {c.outcome for c in permissive.values()} == {Outcome.ACCEPTED}
     assert sorted(permissive) == sorted(c.id for c in MATRIX.schema_cases)
     native = [c for c in smollm2["cells"] if c.stage is Stage.NATIVE]
-    assert native and {c.extra.get("native_calls") for c in native} == {0}
-    verdict = smollm2["data"]["verdict"]
-    assert verdict["dialect"]["dialect"] == "permissive" and verdict["mode"] != "native"
+    assert native and {c.facts.native_calls for c in native} == {0}
+    verdict = smollm2["result"].verdict
+    assert verdict.dialect.dialect == "permissive" and verdict.mode != "native"
 
 
 def test_smollm2_streams_agree_with_whole_replies(smollm2: dict[str, Any]) -> None:

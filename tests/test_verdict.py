@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from conchcheck.core.refusals import Refusal, RefusalKind
-from conchcheck.results import Cell, CellMode, Mode, Outcome, Rates, Stage, WireErrorKind
+from conchcheck.results import Cell, CellMode, Mode, NativeFacts, Outcome, Rates, Stage
 from conchcheck.verdict import chain_for, decide, decide_dialect, decide_mode
+from conchcheck.wire.exchange import WireErrorKind
 
 
 def dialect_cell(
@@ -36,7 +37,7 @@ def prompt_cell(
         mode=CellMode(mode),
         refusal=Refusal(RefusalKind(kind), 400, "refused") if kind else None,
         repairs=repairs,
-        extra={"native_calls": calls},
+        facts=NativeFacts(calls, False),
     )
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any
 
+from conchcheck.core.names import Name
 from conchcheck.core.roots import (
     ARRAY_WORDS,
     is_null,
@@ -32,7 +32,7 @@ from conchcheck.core.schemas import (
 from conchcheck.errors import UnknownDialectError
 
 
-class Dialect(str, Enum):
+class Dialect(Name):
     """The schema dialect a provider family accepts."""
 
     PERMISSIVE = "permissive"

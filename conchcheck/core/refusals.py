@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from enum import Enum
 
 from conchcheck.core.envelopes import Envelope, read_envelope
+from conchcheck.core.names import Name
 from conchcheck.core.places import Violation, schema_place, violations
 from conchcheck.core.places import tool_index as place_index
 
@@ -19,7 +19,7 @@ _MAX_SCAN = 1 << 16  # the regexes never see more than this much text
 _MAX_MESSAGE = 1000
 
 
-class RefusalKind(str, Enum):
+class RefusalKind(Name):
     """What a refusal means for the next request."""
 
     SCHEMA = "schema"

@@ -29,7 +29,7 @@ def render(result: GateResult, fmt: CheckFormat) -> str:
     ``github.summary``). ``text`` is rendered by the console, not here."""
     from conchcheck.gate import github, junit, markdown
     from conchcheck.gate.outcome import to_data
-    from conchcheck.report.json import dumps
+    from conchcheck.results.writer import dumps
 
     match fmt:
         case CheckFormat.MARKDOWN:

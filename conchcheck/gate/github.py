@@ -6,9 +6,9 @@ runner expects: https://docs.github.com/actions/reference/workflow-commands-for-
 
 from __future__ import annotations
 
+from conchcheck.core.escaping import visible
 from conchcheck.gate import markdown
 from conchcheck.gate.outcome import GateResult
-from conchcheck.report.escaping import visible
 
 
 def commands(result: GateResult) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from conchcheck.core.escaping import visible
 from conchcheck.gate.outcome import Check, GateResult
 from conchcheck.gate.runs import Run
-from conchcheck.report.escaping import visible
 from conchcheck.report.junit import Judgement, judge
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.

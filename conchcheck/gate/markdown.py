@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from conchcheck.core.escaping import one_line
 from conchcheck.gate.outcome import Change, GateResult
-from conchcheck.report.escaping import one_line
 
 
 def render(result: GateResult) -> str:

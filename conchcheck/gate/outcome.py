@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from conchcheck.plain import to_plain
+from conchcheck.results.plain import to_plain
 
 if TYPE_CHECKING:
     from conchcheck.gate.runs import Run

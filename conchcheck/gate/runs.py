@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from conchcheck.errors import InputError
-from conchcheck.report.json import load_results
 from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+from conchcheck.results.reader import read_results
 
 RATES = ("native.rate", "native.clean_rate", "words.rate", "words.clean_rate")
 """The rates a gate reads, named as an expectations file names them."""
@@ -103,31 +102,27 @@ class Run:
 
 def read_run(path: Path) -> Run:
     """A ``Run`` from one ``results.json``; ``InputError`` where the file is wrong."""
-    cells, data = load_results(path)
-    verdict: dict[str, Any] | None = data.get("verdict")
+    result = read_results(path)
+    verdict = result.verdict
     rates: dict[str, float] = {}
     mode = dialect = None
     if verdict is not None:
-        mode = verdict["mode"]
-        dialect = verdict["dialect"]["dialect"] or verdict["dialect"].get("best")
-        for name in RATES:
-            family, _, rate = name.partition(".")
-            value = verdict[family].get(rate)
-            if value is None:  # version 1 files don't write the rates out
-                counts = verdict[family]
-                part = counts["passed" if rate == "rate" else "clean"]
-                value = part / counts["total"] if counts["total"] else 0.0
-            rates[name] = float(value)
+        mode = verdict.mode.value
+        chosen = verdict.dialect.dialect or verdict.dialect.best
+        dialect = None if chosen is None else chosen.value
+        for mode_rates, name in ((verdict.native, "native"), (verdict.words, "words")):
+            rates[f"{name}.rate"] = mode_rates.rate
+            rates[f"{name}.clean_rate"] = mode_rates.clean_rate
     return Run(
-        target=data["target"],
+        target=result.target,
         source=str(path),
-        matrix_digest=data["matrix"]["digest"],
+        matrix_digest=result.matrix_digest,
         mode=mode,
         dialect=dialect,
         rates=rates,
-        cells=cells,
-        unusable=data.get("unusable"),
-        stopped=data.get("stopped"),
+        cells=result.cells,
+        unusable=result.unusable,
+        stopped=result.stopped,
     )
 
 

@@ -19,10 +19,10 @@ from typing import Protocol, TypeVar
 from conchcheck.core.leaks import Server
 from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
-from conchcheck.plain import to_plain
 from conchcheck.probe.budget import Budget, StopProbe
 from conchcheck.probe.evidence import bound
 from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results.plain import to_plain
 from conchcheck.wire.adapter import ChatAdapter
 from conchcheck.wire.catalogue import ModelInfo
 from conchcheck.wire.chat import ChatRequest

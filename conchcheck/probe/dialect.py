@@ -21,7 +21,7 @@ from conchcheck.core.tools import Tool
 from conchcheck.matrix import SchemaCase
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, Outcome, SchemaFacts, Stage
 from conchcheck.verdict import PERMISSIVENESS, STRICT_MODE, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
@@ -161,7 +161,7 @@ class Exploration:
         )
         cell = Cell(
             f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, Outcome.ACCEPTED, detail,
-            dialect=dialect, requests=0, extra={**twin.extra, "same_as": twin.id},
+            dialect=dialect, requests=0, facts=_twin_facts(twin),
         )  # fmt: skip
         self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
@@ -262,10 +262,16 @@ class Exploration:
             cell = exchange_cell(
                 f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, exchange,
                 outcome=outcome, detail=detail, dialect=dialect, cases=ids,
-                extra={"feature": case.feature, "valid": case.valid},
+                facts=SchemaFacts(case.feature, case.valid),
                 refusal=own or exchange.refusal,
             )  # fmt: skip
             self.settled[(case.id, dialect)] = self.ctx.record(cell)
+
+
+def _twin_facts(twin: Cell) -> SchemaFacts | None:
+    """The facts of a cell settled by its byte-equal twin: the twin's, naming it."""
+    facts = twin.facts
+    return replace(facts, same_as=twin.id) if isinstance(facts, SchemaFacts) else None
 
 
 def _named_tool(message: str, cases: Sequence[SchemaCase]) -> int | None:

@@ -25,7 +25,14 @@ from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.followups import round_trip, streaming
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.probe.prompts import native_prompt, words_prompt
-from conchcheck.results import Cell, Outcome, ProbeResult, RequestEvidence, Stage
+from conchcheck.results import (
+    CatalogueFacts,
+    Cell,
+    Outcome,
+    ProbeResult,
+    RequestEvidence,
+    Stage,
+)
 from conchcheck.verdict import decide, decide_dialect
 from conchcheck.wire import adapter_for
 from conchcheck.wire.catalogue import Catalogues
@@ -221,8 +228,7 @@ class Probe:
                 info.error or info.evidence or "nothing declared",
                 error_kind=WireErrorKind.CATALOGUE if info.error else None,
                 request=_looked_up(info.source),
-                extra={"listed": info.listed, "tools": info.tools,
-                       "context_window": info.context_window},
+                facts=CatalogueFacts(info.listed, info.tools, info.context_window),
             )
         )  # fmt: skip
 

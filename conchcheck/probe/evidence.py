@@ -12,7 +12,15 @@ import json
 from typing import Any
 
 from conchcheck.core.excerpt import bounded, excerpt
-from conchcheck.results import CallReading, Cell, ReadCall, ReplyEvidence, RequestEvidence, Stage
+from conchcheck.results import (
+    CallReading,
+    Cell,
+    ReadCall,
+    ReplyEvidence,
+    RequestEvidence,
+    Stage,
+    StreamFacts,
+)
 from conchcheck.wire.chat import Finding, Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
@@ -110,15 +118,20 @@ def bound(cell: Cell) -> Cell:
             message=excerpt(refusal.message),
             failed_generation=None if failed is None else excerpt(failed),
         )
-    extra = {
-        key: _reply(value) if isinstance(value, ReplyEvidence) else bounded(value)
-        for key, value in cell.extra.items()
-    }
+    facts = cell.facts
+    if isinstance(facts, StreamFacts) and facts.whole_reply is not None:
+        # The whole reply a stream was compared with is evidence like the cell's own reply.
+        facts = replace(facts, whole_reply=_reply(facts.whole_reply))
     return replace(
-        cell, detail=excerpt(cell.detail), findings=_findings(cell.findings),
-        reply=None if cell.reply is None else _reply(cell.reply), reading=reading,
-        refusal=refusal, calls=_calls(cell.calls), extra=extra,
-    )  # fmt: skip
+        cell,
+        detail=excerpt(cell.detail),
+        findings=_findings(cell.findings),
+        reply=None if cell.reply is None else _reply(cell.reply),
+        reading=reading,
+        refusal=refusal,
+        calls=_calls(cell.calls),
+        facts=facts,
+    )
 
 
 def _reply(reply: ReplyEvidence) -> ReplyEvidence:

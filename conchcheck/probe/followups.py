@@ -19,7 +19,7 @@ from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.judging import judge_native, unanswered
 from conchcheck.probe.prompts import in_dialect, listed, messages, native_request, offered, request
-from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+from conchcheck.results import PASSING, Cell, CellMode, NativeFacts, Outcome, Stage, StreamFacts
 from conchcheck.wire.chat import Message, Role
 from conchcheck.wire.exchange import Replied
 
@@ -118,9 +118,13 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
         repairs=streamed.repairs,
         reading=streamed.reading,
         findings=streamed.findings,
-        extra={**streamed.extra, "whole": whole.label, "whole_reply": whole.reply},
+        facts=StreamFacts(_native(streamed), whole.label, whole.reply),
     )
     return ctx.record(dataclasses.replace(cell, requests=whole.requests + streamed.requests))
+
+
+def _native(cell: Cell) -> NativeFacts | None:
+    return cell.facts if isinstance(cell.facts, NativeFacts) else None
 
 
 def _calls(cell: Cell) -> list[Any]:

@@ -21,7 +21,16 @@ from conchcheck.core.tools import Tool
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
-from conchcheck.results import CallReading, Cell, CellMode, Outcome, ReadCall, Stage
+from conchcheck.results import (
+    CallReading,
+    Cell,
+    CellMode,
+    LeakFacts,
+    NativeFacts,
+    Outcome,
+    ReadCall,
+    Stage,
+)
 from conchcheck.wire.chat import Finding, Reply, ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 
@@ -104,8 +113,8 @@ def judge_native(
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
     reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
     findings = reply.findings
-    extra: dict[str, Any] = {"native_calls": len(reply.tool_calls)}
     leaked = () if reply.tool_calls or not reply.text.strip() else _leaked(reply, tools)
+    leak = None
     if leaked:
         # Calls in the content with none native: the server didn't parse them (a missing
         # --jinja or --tool-call-parser, a wrong template; provider-facts N09, vllm#21571).
@@ -126,10 +135,9 @@ def judge_native(
             detail += f"{judged.value}; "
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
-        extra |= {"leaked_family": family.value, "leaked_calls": len(leaked), "leaked_fix": fix}
-    extra["marker_leak"] = bool(leaked) or any(
-        f.code == "call_markers_in_text" for f in reply.findings
-    )
+        leak = LeakFacts(family.value, len(leaked), fix)
+    markers = bool(leaked) or any(f.code == "call_markers_in_text" for f in reply.findings)
+    facts = NativeFacts(len(reply.tool_calls), markers, leak)
     return exchange_cell(
         cell_id,
         Stage.NATIVE,
@@ -141,7 +149,7 @@ def judge_native(
         reading=reading,
         calls=reply.tool_calls,
         findings=findings,
-        extra=extra,
+        facts=facts,
         **common,
     )
 

@@ -6,7 +6,6 @@ Renderers are pure; only ``write_reports`` touches the disk, after every format 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -15,7 +14,7 @@ from conchcheck.errors import InputError
 
 if TYPE_CHECKING:
     from conchcheck.redaction import Redactor
-    from conchcheck.results import ProbeResult
+    from conchcheck.results import ProbeResult, RunInfo
 
 
 class ReportFormat(str, Enum):
@@ -40,26 +39,15 @@ _FILENAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class RunInfo:
-    """What the caller knows about the run and the renderers must not look up themselves."""
-
-    conchcheck_version: str
-    started_at: str
-    """UTC, to the second: ``2026-12-02T10:00:00Z``."""
-    finished_at: str
-    command: str
-    """The command line as run (keys never appear on it)."""
-
-
 def render(result: ProbeResult, fmt: ReportFormat, info: RunInfo) -> str:
     """One report of ``result`` as text."""
     # The renderers load here, not at import: the CLI names the formats before any render.
-    from conchcheck.report import html, json, junit, markdown
+    from conchcheck.report import html, junit, markdown
+    from conchcheck.results import writer
 
     match fmt:
         case ReportFormat.JSON:
-            return json.render(result, info)
+            return writer.render(result, info)
         case ReportFormat.MARKDOWN:
             return markdown.render(result, info)
         case ReportFormat.HTML:
@@ -85,8 +73,8 @@ def write_reports(
     before rendering, and in every form in each text after.
     """
     # Off the CLI's start-up path, like the renderers.
+    from conchcheck.core.escaping import encodable
     from conchcheck.redaction import held
-    from conchcheck.report.escaping import encodable
 
     mask = held() if secrets is None else secrets | held()
     result, info = mask.value(result), mask.value(info)

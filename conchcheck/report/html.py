@@ -1,15 +1,15 @@
 """``report.html``: the Markdown report's content plus every cell's evidence, one self-contained
-page (inline CSS, no scripts, all text escaped); ``render_matrix`` merges many results.json.
+page (inline CSS, no scripts, all text escaped).
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conchcheck.plain import to_plain
+from conchcheck.core.escaping import visible
 from conchcheck.report.blocks import (
     Block,
     Bold,
@@ -20,13 +20,13 @@ from conchcheck.report.blocks import (
     Para,
     Table,
 )
-from conchcheck.report.escaping import visible
 from conchcheck.report.outline import outline
 from conchcheck.results import Cell, Stage
+from conchcheck.results.plain import to_plain
+from conchcheck.results.writer import facts_data
 
 if TYPE_CHECKING:
-    from conchcheck.report import RunInfo
-    from conchcheck.results import ProbeResult
+    from conchcheck.results import ProbeResult, RunInfo
 
 CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;margin:0}
@@ -58,37 +58,6 @@ def render(result: ProbeResult, info: RunInfo) -> str:
     body += [_block(block) for block in outline(result, info)]
     body += _cells(result.cells)
     return _page(f"conchcheck: {result.target}", body)
-
-
-def render_matrix(results: Sequence[Mapping[str, Any]]) -> str:
-    """One compatibility table from many ``results.json`` documents, a row per target."""
-    head = ("target", "endpoint", "dialect", "mode", "native", "words", "refused keywords")
-    rows = []
-    for data in sorted(results, key=lambda d: (d["target"], d["endpoint"])):
-        verdict = data.get("verdict")
-        if verdict is None:
-            unusable = data.get("unusable") or "not reached"
-            cells = ["—", f"unusable: {unusable}", "—", "—", "—"]
-        else:
-            partial = " (partial)" if data.get("stopped") else ""
-            cells = [
-                verdict["dialect"]["dialect"] or "none fits",
-                verdict["mode"] + partial,
-                _rate(verdict["native"]),
-                _rate(verdict["words"]),
-                ", ".join(verdict["refused_keywords"]) or "—",
-            ]
-        rows.append((data["target"], data["endpoint"], *cells))
-    probed = sorted({str(d["run"]["finished_at"]) for d in results})
-    when = f"{probed[0]} to {probed[-1]}" if len(probed) > 1 else "".join(probed)
-    note = f"{len(results)} results" + (f", probed {when}" if when else "") + "."
-    body = ["<h1>conchcheck compatibility</h1>", f"<p>{_escape(note)}</p>"]
-    body.append(_block(Table(head, tuple(rows))))
-    return _page("conchcheck compatibility", body)
-
-
-def _rate(rates: Mapping[str, Any]) -> str:
-    return f"{rates['passed']}/{rates['total']} ({rates['rate']:.0%}), {rates['clean']} clean"
 
 
 def _page(title: str, body: Iterable[str]) -> str:
@@ -157,7 +126,7 @@ def _cells(cells: Sequence[Cell]) -> list[str]:
                 "repairs": list(cell.repairs),
                 "findings": to_plain(cell.findings),
                 "cases": list(cell.cases),
-                "extra": dict(cell.extra),
+                "extra": facts_data(cell.facts),
             }
             kept = {key: value for key, value in facts.items() if value}
             if kept:

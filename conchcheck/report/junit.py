@@ -10,12 +10,11 @@ import xml.etree.ElementTree as ET
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from conchcheck.report.escaping import visible
+from conchcheck.core.escaping import visible
 from conchcheck.results import PASSING, Cell, Outcome, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.report import RunInfo
-    from conchcheck.results import ProbeResult
+    from conchcheck.results import ProbeResult, RunInfo
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -148,11 +147,7 @@ def _moved_past(cell: Cell, carried: frozenset[str]) -> bool:
 
 
 def _expected_refusal(cell: Cell) -> bool:
-    return (
-        cell.stage is Stage.DIALECT
-        and cell.outcome is Outcome.REFUSED
-        and cell.extra.get("valid") is False
-    )
+    return cell.stage is Stage.DIALECT and cell.outcome is Outcome.REFUSED and cell.invalid_case
 
 
 def _seconds(ms: float) -> str:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from conchcheck.core.escaping import one_line, visible
 from conchcheck.report.blocks import (
     Block,
     Bold,
@@ -19,12 +20,10 @@ from conchcheck.report.blocks import (
     Para,
     Table,
 )
-from conchcheck.report.escaping import one_line, visible
 from conchcheck.report.outline import outline
 
 if TYPE_CHECKING:
-    from conchcheck.report import RunInfo
-    from conchcheck.results import ProbeResult
+    from conchcheck.results import ProbeResult, RunInfo
 
 
 def render(result: ProbeResult, info: RunInfo) -> str:

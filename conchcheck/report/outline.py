@@ -23,11 +23,10 @@ from conchcheck.report.blocks import (
     trimmed,
 )
 from conchcheck.report.yourtools import your_tools
-from conchcheck.results import PASSING, Cell, Outcome, Rates, Refused, Stage
+from conchcheck.results import PASSING, CaseRefusal, Cell, Outcome, Rates, Stage
 
 if TYPE_CHECKING:
-    from conchcheck.report import RunInfo
-    from conchcheck.results import ProbeResult
+    from conchcheck.results import ProbeResult, RunInfo
 
 MISSED_LIMIT = 40
 """Prompt cells listed with why they did not pass, so the report still fits a PR comment."""
@@ -101,7 +100,7 @@ def _dialect(result: ProbeResult) -> list[Block]:
         blocks.append(Para(("Chain: ", " → ".join(verdict.chain), ". ", *chosen)))
     rows = []
     for case in cases:
-        invalid = any(c.extra.get("valid") is False for (k, _), c in cells.items() if k == case)
+        invalid = any(c.invalid_case for (k, _), c in cells.items() if k == case)
         name = f"{case} (invalid: refusal expected)" if invalid else case
         rows.append((name, *(mark(cells.get((case, d))) for d in dialects)))
     blocks.append(Table(("case", *dialects), tuple(rows)))
@@ -120,13 +119,13 @@ def _dialect(result: ProbeResult) -> list[Block]:
     return blocks
 
 
-def _refused(items: Sequence[Refused], cells: dict[tuple[str, str], Cell]) -> list[Block]:
+def _refused(items: Sequence[CaseRefusal], cells: dict[tuple[str, str], Cell]) -> list[Block]:
     groups: dict[tuple[str, str], list[Inline]] = {}
     for item in items:
         cell = cells[(item.case, item.dialect)]
         refusal = cell.refusal
         where: list[Span] = [Code(item.case), " in ", item.dialect]
-        if cell.extra.get("valid") is False:
+        if cell.invalid_case:
             where.append(" (invalid: refusal expected)")
         if item.keyword:
             where += [", keyword ", Code(item.keyword)]

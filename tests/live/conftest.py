@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conchcheck.cli import app
-from conchcheck.report.json import load_results
-from conchcheck.results import Cell, Stage
+from conchcheck.results import ProbeResult, Stage
+from conchcheck.results.reader import read_results
 from scripts import local_model
 
 StartServer = Callable[[str], local_model.Server]
@@ -44,8 +44,8 @@ def probe_server(tmp_path_factory: pytest.TempPathFactory) -> ProbeServer:
     """A function: probe a running server through the CLI with ``--json``.
 
     ``probe(server, matrix=None)`` returns the run: ``config``, ``target``, ``out`` (the
-    reports), ``outcome`` (the CLI's JSON), ``cells`` and ``data`` (``results.json``, checked
-    against its schema). ``matrix`` is a matrix file; the default matrix when None.
+    reports), ``outcome`` (the CLI's JSON), ``cells`` and ``result`` (``results.json`` read back,
+    checked against its schema). ``matrix`` is a matrix file; the default matrix when None.
     """
 
     def probe(server: local_model.Server, matrix: Path | None = None) -> dict[str, Any]:
@@ -58,19 +58,28 @@ def probe_server(tmp_path_factory: pytest.TempPathFactory) -> ProbeServer:
         )  # fmt: skip
         assert result.exit_code == 0, result.stderr
         outcome = json.loads(result.stdout)
-        cells, data = load_results(out / "results.json")  # validates against results.schema.json
-        _record(server.config, cells, data)
-        return {"config": server.config, "target": target, "out": out, "outcome": outcome,
-                "cells": cells, "data": data}  # fmt: skip
+        probed = read_results(out / "results.json")  # validates against results.schema.json
+        _record(server.config, probed)
+        return {
+            "config": server.config,
+            "target": target,
+            "out": out,
+            "outcome": outcome,
+            "cells": probed.cells,
+            "result": probed,
+        }
 
     return probe
 
 
-def _record(config: str, cells: tuple[Cell, ...], data: dict[str, Any]) -> None:
+def _record(config: str, probed: ProbeResult) -> None:
     # What the model actually did, in the test output whatever the result.
-    lines = [f"\n== {config} ({data['matrix']['name']}): {data['verdict']['reason']} "
-             f"requests {data['budget']['requests']}, stage ms {data['budget']['stage_ms']}"]  # fmt: skip
-    for cell in cells:
+    reason = probed.verdict.reason if probed.verdict else probed.unusable
+    lines = [
+        f"\n== {config} ({probed.matrix}): {reason} "
+        f"requests {probed.requests}, stage ms {probed.stage_ms}"
+    ]
+    for cell in probed.cells:
         if cell.stage in (Stage.NATIVE, Stage.WORDS) and cell.reply is not None:
             calls = [(c.name, c.arguments[:60]) for c in cell.reply.calls]
             text = (cell.reply.text or "").replace("\n", " ")[:90]

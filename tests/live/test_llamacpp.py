@@ -18,7 +18,15 @@ import pytest
 
 from conchcheck.capabilities import CapabilityFile
 from conchcheck.matrix import load_matrix
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import (
+    CatalogueFacts,
+    Cell,
+    NativeFacts,
+    Outcome,
+    ProbeResult,
+    Stage,
+    StreamFacts,
+)
 from conchcheck.verdict import decide
 from tests.live.conftest import ProbeServer, StartServer
 
@@ -54,7 +62,7 @@ def test_every_output_validates(probed: dict[str, Any]) -> None:
     out: Path = probed["out"]
     entries = CapabilityFile(out / "capabilities.yaml").entries()  # validates against its schema
     assert [(e.provider, e.model, e.mode) for e in entries] == [
-        ("llamacpp", probed["target"].partition(":")[2], probed["data"]["verdict"]["mode"])
+        ("llamacpp", probed["target"].partition(":")[2], probed["result"].verdict.mode)
     ]
     junit = ElementTree.parse(out / "junit.xml").getroot()
     assert sum(int(s.get("tests", 0)) for s in junit.iter("testsuite")) == len(probed["cells"])
@@ -67,21 +75,23 @@ def test_the_catalogue_reads_props(probed: dict[str, Any]) -> None:
     assert catalogue.request is not None and catalogue.request.method == "GET"
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/props", catalogue.request.url)
     # Only the Hermes tool-use template renders tools (provider-facts: llama-server observations).
-    assert catalogue.extra["tools"] is (probed["config"] == "smollm2-hermes")
-    assert catalogue.extra["context_window"] == 2048  # -c 8192 shared by --parallel 4
+    assert isinstance(catalogue.facts, CatalogueFacts)
+    assert catalogue.facts.tools is (probed["config"] == "smollm2-hermes")
+    assert catalogue.facts.context_window == 2048  # -c 8192 shared by --parallel 4
 
 
 def test_the_verdict_is_the_cells_verdict(probed: dict[str, Any]) -> None:
-    data = probed["data"]
+    result: ProbeResult = probed["result"]
+    assert result.catalogue is not None and result.verdict is not None
     verdict = decide(
         probed["cells"],
         family="permissive",
         invalid_cases=INVALID,
-        tools_declared=data["catalogue"]["tools"],
+        tools_declared=result.catalogue.tools,
     )
-    assert (verdict.mode.value, verdict.dialect.dialect) == (
-        data["verdict"]["mode"],
-        data["verdict"]["dialect"]["dialect"],
+    assert (verdict.mode, verdict.dialect.dialect) == (
+        result.verdict.mode,
+        result.verdict.dialect.dialect,
     )
     # A 135M or 270M model does not reach native calling in this matrix: conchcheck says so.
     assert verdict.mode.value != "native"
@@ -95,9 +105,11 @@ def test_streaming_is_compared_with_the_whole_reply(probed: dict[str, Any]) -> N
     checks = [c for c in probed["cells"] if c.stage is Stage.FOLLOW_UP and c.mode == "streaming"]
     assert len(checks) == 2
     for check in checks:
-        assert check.reply is not None and check.extra["whole_reply"] is not None
+        facts = check.facts
+        assert isinstance(facts, StreamFacts) and facts.whole_reply is not None
+        assert check.reply is not None
         streamed_calls = [(c.name, c.arguments) for c in check.reply.calls]
-        whole_calls = [(c["name"], c["arguments"]) for c in check.extra["whole_reply"]["calls"]]
+        whole_calls = [(c.name, c.arguments) for c in facts.whole_reply.calls]
         if check.outcome is Outcome.PASS:
             assert (
                 check.detail.startswith("Streamed and whole replies agree (")
@@ -105,8 +117,7 @@ def test_streaming_is_compared_with_the_whole_reply(probed: dict[str, Any]) -> N
             )
         else:
             assert (
-                check.detail.startswith("Streamed: ")
-                and f"; whole: {check.extra['whole']}." in check.detail
+                check.detail.startswith("Streamed: ") and f"; whole: {facts.whole}." in check.detail
             )
     if probed["config"] != "smollm2-hermes":
         assert all(c.outcome is Outcome.PASS for c in checks), [(c.id, c.detail) for c in checks]
@@ -121,9 +132,11 @@ def test_schema_cases(probed: dict[str, Any]) -> None:
         # Tools never reach a template without tool support: every case passes, even invalid ones.
         assert all(permissive[case].outcome is Outcome.ACCEPTED for case in VALID + INVALID)
         assert all(
-            c.extra.get("native_calls") == 0 for c in probed["cells"] if c.stage is Stage.NATIVE
+            isinstance(c.facts, NativeFacts) and c.facts.native_calls == 0
+            for c in probed["cells"]
+            if c.stage is Stage.NATIVE
         )
-        assert probed["data"]["verdict"]["dialect"]["dialect"] == "permissive"
+        assert probed["result"].verdict.dialect.dialect == "permissive"
         return
     refused = {case: c for case, c in permissive.items() if c.outcome is not Outcome.ACCEPTED}
     assert sorted(refused) == ["dangling-ref", "many-tools", "type-list-null", "unknown-type"]
@@ -144,6 +157,6 @@ def test_schema_cases(probed: dict[str, Any]) -> None:
     anthropic = cell(probed, "dialect/anthropic/type-list-null")
     assert (anthropic.outcome, anthropic.refusal_kind) == (Outcome.REFUSED, "schema")
     assert cell(probed, "dialect/gemini/type-list-null").outcome is Outcome.ACCEPTED
-    assert probed["data"]["verdict"]["dialect"]["dialect"] == "gemini"
+    assert probed["result"].verdict.dialect.dialect == "gemini"
     # The exploration stays within a quarter of one request per case per dialect.
-    assert probed["data"]["budget"]["stage_requests"]["dialect"] <= 29
+    assert probed["result"].stage_requests["dialect"] <= 29

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conchcheck.cli import app
-from conchcheck.report.json import load_results
 from conchcheck.results import Outcome, Stage
+from conchcheck.results.reader import read_results
 from scripts import local_model
 from tests.live.conftest import StartServer
 
@@ -44,16 +44,21 @@ def probed(
     finally:
         server.stop()
     assert result.exit_code == 0, result.stderr
-    cells, data = load_results(out / "results.json")  # validates against results.schema.json
-    yield {"outcome": json.loads(result.stdout), "cells": cells, "data": data, "out": out}
+    probed = read_results(out / "results.json")  # validates against results.schema.json
+    yield {
+        "outcome": json.loads(result.stdout),
+        "cells": probed.cells,
+        "result": probed,
+        "out": out,
+    }
 
 
 def test_the_servers_tools_are_the_matrix(probed: dict[str, Any]) -> None:
-    data = probed["data"]
-    assert data["matrix"]["name"] == "own-tools"
-    assert [(t["name"], t["source"]) for t in data["own_tools"]] == [(n, TIME) for n in TOOLS]
+    result = probed["result"]
+    assert result.matrix == "own-tools"
+    assert [(t.name, t.source) for t in result.own_tools] == [(n, TIME) for n in TOOLS]
     # mcp-server-time's schemas give no example or default: the model chooses every value.
-    assert [[(a["name"], a["origin"]) for a in t["smoke"]] for t in data["own_tools"]] == [
+    assert [[(a.name, a.origin) for a in t.smoke or ()] for t in result.own_tools] == [
         [("timezone", "model")],
         [("source_timezone", "model"), ("time", "model"), ("target_timezone", "model")],
     ]

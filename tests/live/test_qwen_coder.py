@@ -20,7 +20,7 @@ import pytest
 
 from conchcheck.capabilities import CapabilityFile
 from conchcheck.matrix import load_matrix
-from conchcheck.results import Cell, CellMode, Outcome, Stage
+from conchcheck.results import CatalogueFacts, Cell, CellMode, Outcome, ProbeResult, Stage
 from conchcheck.verdict import decide
 
 pytestmark = pytest.mark.live
@@ -105,22 +105,18 @@ def test_the_catalogue_says_tools_are_supported(probed: dict[str, Any]) -> None:
     assert catalogue.request is not None and catalogue.request.method == "GET"
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/props", catalogue.request.url)
     # The model's own template: supports_tools and supports_tool_calls are true.
-    assert catalogue.extra["tools"] is True
+    assert catalogue.facts == CatalogueFacts(None, True, 2048)  # -c 8192 shared by --parallel 4
     assert "'supports_tool_calls': True" in catalogue.detail
-    assert catalogue.extra["context_window"] == 2048  # -c 8192 shared by --parallel 4
-    assert probed["data"]["verdict"]["tools_declared"] is True
+    assert probed["result"].verdict.tools_declared is True
 
 
 def test_it_never_calls_natively(probed: dict[str, Any]) -> None:
     native = prompt_cells(probed, CellMode.NATIVE)
     assert sorted(native) == sorted(p.id for p in MATRIX.prompts)
-    assert {c.case: c.extra["native_calls"] for c in native.values()} == dict.fromkeys(native, 0)
-    verdict = probed["data"]["verdict"]
-    assert verdict["tools_observed"] is False
-    assert (
-        "The catalogue declares tools, but the model never called natively."
-        in (verdict["findings"])
-    )
+    assert {c.case: c.facts.native_calls for c in native.values()} == dict.fromkeys(native, 0)
+    verdict = probed["result"].verdict
+    assert verdict.tools_observed is False
+    assert "The catalogue declares tools, but the model never called natively." in verdict.findings
 
 
 def test_the_calls_are_in_the_native_replies_text(probed: dict[str, Any]) -> None:
@@ -142,15 +138,16 @@ def test_the_calls_are_in_the_native_replies_text(probed: dict[str, Any]) -> Non
 
 
 def test_the_verdict_is_words(probed: dict[str, Any]) -> None:
-    data = probed["data"]
-    assert data["verdict"]["mode"] == "words", data["verdict"]["reason"]
+    result: ProbeResult = probed["result"]
+    assert result.verdict is not None and result.catalogue is not None
+    assert result.verdict.mode == "words", result.verdict.reason
     outcome = probed["outcome"]  # the CLI's --json
     assert (outcome["result"]["verdict"]["mode"], outcome["entry"]["mode"]) == ("words", "words")
     verdict = decide(
         probed["cells"],
         family="permissive",
         invalid_cases=INVALID,
-        tools_declared=data["catalogue"]["tools"],
+        tools_declared=result.catalogue.tools,
     )
     assert (verdict.mode.value, verdict.dialect.dialect) == ("words", "permissive")
     words = prompt_cells(probed, CellMode.WORDS)
@@ -160,7 +157,7 @@ def test_the_verdict_is_words(probed: dict[str, Any]) -> None:
         "boolean-argument", "forced-choice", "integer-argument", "no-tool-needed",
         "remember-fact", "three-arguments",
     ]  # fmt: skip
-    assert data["verdict"]["words"]["passed"] == 6 and data["verdict"]["words"]["total"] == 11
+    assert (result.verdict.words.passed, result.verdict.words.total) == (6, 11)
 
 
 def test_the_greeting_draws_no_call(probed: dict[str, Any]) -> None:
@@ -178,7 +175,7 @@ def test_it_calls_a_tool_without_need(runs: dict[str, dict[str, Any]]) -> None:
     # the tools in words it answers 4.
     run = runs["without-need"]
     native = prompt_cells(run, CellMode.NATIVE)["arithmetic"]
-    assert native.reply is not None and native.extra["native_calls"] == 0
+    assert native.reply is not None and native.facts.native_calls == 0
     call = json.loads(native.reply.text or "")
     assert call["name"] == "get_weather"
     words = prompt_cells(run, CellMode.WORDS)["arithmetic"]
@@ -201,7 +198,7 @@ def test_native_calls_leak_into_the_text(probed: dict[str, Any]) -> None:
     assert "calls_leaked_as_text" in codes, sorted(codes)
     # Qwen2.5-Coder writes bare or fenced JSON without its template's <tool_call> tags:
     # no server flag fixes that, and the verdict says so (provider-facts, Qwen2.5-Coder).
-    assert {native[case].extra["leaked_family"] for case in leaked} == {"plain_json"}
-    verdict = probed["data"]["verdict"]
-    assert [leak["family"] for leak in verdict["leaks"]] == ["plain_json"]
-    assert "no server parser reads" in verdict["leaks"][0]["fix"]
+    assert {native[case].facts.leak.family for case in leaked} == {"plain_json"}
+    verdict = probed["result"].verdict
+    assert [leak.family for leak in verdict.leaks] == ["plain_json"]
+    assert "no server parser reads" in verdict.leaks[0].fix

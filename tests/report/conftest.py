@@ -9,24 +9,25 @@ from typing import Any
 import pytest
 
 from conchcheck.core.refusals import Refusal, RefusalKind
-from conchcheck.report import RunInfo
 from conchcheck.results import (
     CallReading,
+    CatalogueFacts,
     Cell,
     CellMode,
-    Finding,
-    Finish,
+    NativeFacts,
     Outcome,
     ProbeResult,
     ReadCall,
     ReplyEvidence,
     RequestEvidence,
+    RunInfo,
+    SchemaFacts,
     Stage,
-    ToolCall,
-    WireErrorKind,
 )
 from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
+from conchcheck.wire.chat import Finding, Finish, ToolCall
+from conchcheck.wire.exchange import WireErrorKind
 
 URL = "https://openrouter.ai/api/v1"
 MODEL = "qwen/qwen3-8b"
@@ -91,7 +92,7 @@ def _dialect(
         latency_ms=kw.get("latency_ms", 310.5),
         prompt_tokens=60 if accepted else None,
         completion_tokens=1 if accepted else None,
-        extra={"feature": kw.get("feature", case), "valid": kw.get("valid", True)},
+        facts=SchemaFacts(kw.get("feature", case), kw.get("valid", True)),
     )
 
 
@@ -112,7 +113,7 @@ def _prompt(stage: Stage, case: str, attempt: int, outcome: Outcome, detail: str
     }
     if stage is Stage.NATIVE:
         fields["dialect"] = "gemini"
-        fields["extra"] = {"native_calls": len(calls), "marker_leak": False}
+        fields["facts"] = NativeFacts(len(calls), False)
     fields.update(kw)
     return Cell(f"{mode}/{case}/{attempt}", stage, case, outcome, detail, **fields)
 
@@ -149,7 +150,7 @@ def cells() -> tuple[Cell, ...]:
             "catalogue", Stage.CATALOGUE, "catalogue", Outcome.PASS,
             'supported_parameters: ["max_tokens", "temperature"]',
             request=RequestEvidence("GET", f"{URL}/models"),
-            extra={"listed": True, "tools": False, "context_window": 40960},
+            facts=CatalogueFacts(True, False, 40960),
         ),
         _dialect("gemini", "baseline", pair, None),
         _dialect("gemini", "many-tools", ("many-tools",), context, feature="128 tools"),
@@ -170,7 +171,7 @@ def cells() -> tuple[Cell, ...]:
             N, "three-args", 1, Outcome.REFUSED, TOOLS_REFUSAL,
             reply=ReplyEvidence(404),
             refusal=_refusal("tools", 404, TOOLS_REFUSAL), reading=None,
-            prompt_tokens=None, completion_tokens=None, extra={},
+            prompt_tokens=None, completion_tokens=None, facts=None,
         ),
         _prompt(
             N, "three-args", 2, Outcome.CUT_OFF,
@@ -180,7 +181,7 @@ def cells() -> tuple[Cell, ...]:
                 Finding("call_markers_in_text",
                         "The text content holds <tool_call> markers: a call written as words."),
             ),
-            extra={"native_calls": 0, "marker_leak": True},
+            facts=NativeFacts(0, True),
         ),
         _prompt(
             N, "weather-enum", 1, Outcome.WRONG_ARGUMENTS,

@@ -22,11 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conchcheck.core.escaping import encodable, json_text, one_line, visible
 from conchcheck.job import JobOutcome
-from conchcheck.report import ReportFormat, RunInfo, render
-from conchcheck.report.escaping import encodable, json_text, one_line, visible
-from conchcheck.report.json import validator
-from conchcheck.results import Cell, ProbeResult, ToolCall
+from conchcheck.report import ReportFormat, render
+from conchcheck.results import Cell, ProbeResult, RunInfo
+from conchcheck.results.reader import validator
+from conchcheck.wire.chat import ToolCall
 from tests.report.conftest import build_result
 
 PAYLOADS = [

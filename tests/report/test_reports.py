@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,10 +12,8 @@ import conchcheck.report.html
 import conchcheck.report.outline
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.errors import InputError
-from conchcheck.report import ReportFormat, RunInfo, render, write_reports
-from conchcheck.report.html import render_matrix
-from conchcheck.report.json import load_results, to_data, validator
-from conchcheck.results import Cell, Mode, Outcome, ProbeResult, Stage
+from conchcheck.report import ReportFormat, render, write_reports
+from conchcheck.results import Mode, Outcome, ProbeResult, RunInfo, Stage
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 
@@ -43,85 +40,6 @@ def test_fixture_is_what_the_goldens_claim(result: ProbeResult):
     assert (verdict.words.passed, verdict.words.total, verdict.words.clean) == (4, 6, 3)
     labels = {c.label for c in result.cells}
     assert {"pass", "pass_after_repair", "wrong_arguments", "refused:tools", "cut_off"} <= labels
-
-
-# -- results.json ------------------------------------------------------------------------------
-
-
-def test_json_fits_its_schema(result: ProbeResult, info: RunInfo):
-    data = json.loads(render(result, ReportFormat.JSON, info))
-    assert list(validator().iter_errors(data)) == []
-    assert data["schema_version"] == 2
-    assert data["verdict"]["native"]["rate"] == 0.5
-    assert data["cells"][0]["label"] == "pass"
-
-
-def test_json_of_an_unusable_target_fits_its_schema(info: RunInfo, make_result):
-    result = make_result(
-        cells=(), catalogue=None, verdict=None, unusable="auth: Invalid API key.", stage_ms={}
-    )
-    assert list(validator().iter_errors(to_data(result, info))) == []
-
-
-def test_schema_names_every_stage_and_outcome():
-    schema = validator().schema
-    assert schema["$defs"]["stage"]["enum"] == [s.value for s in Stage]
-    assert schema["$defs"]["cell"]["properties"]["outcome"]["enum"] == [o.value for o in Outcome]
-    fields = {f.name for f in dataclasses.fields(Cell)}
-    # Fields added after version 1 was first written are optional, so older files still load;
-    # refusal_kind is derived from the refusal and written for readers' convenience.
-    added, derived = {"calls"}, {"refusal_kind"}
-    assert set(schema["$defs"]["cell"]["required"]) == fields - added | derived
-    assert added <= set(schema["$defs"]["cell"]["properties"])
-
-
-def test_load_results_round_trips_the_cells(result: ProbeResult, info: RunInfo, tmp_path: Path):
-    path = tmp_path / "results.json"
-    path.write_text(render(result, ReportFormat.JSON, info), encoding="utf-8")
-    cells, data = load_results(path)
-    assert cells == result.cells
-    assert data["target"] == result.target
-
-
-def test_load_results_names_the_line_and_path(result: ProbeResult, info: RunInfo, tmp_path: Path):
-    text = render(result, ReportFormat.JSON, info)
-    bad = text.replace('"outcome": "wrong_arguments"', '"outcome": "wrong"', 1)
-    path = tmp_path / "results.json"
-    path.write_text(bad, encoding="utf-8")
-    with pytest.raises(InputError) as caught:
-        load_results(path)
-    line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 914
-    assert str(caught.value) == (
-        f"{path}:914: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
-        "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'leaked', 'unwanted_call', "
-        "'cut_off', 'refused', 'error', 'skipped']."
-    )
-
-
-def test_load_results_missing_field(tmp_path: Path):
-    path = tmp_path / "results.json"
-    path.write_text('{\n  "schema_version": 1,\n  "cells": []\n}\n', encoding="utf-8")
-    with pytest.raises(InputError) as caught:
-        load_results(path)
-    assert str(caught.value) == f"{path}:1: $: 'run' is a required property."
-
-
-def test_load_results_newer_version(tmp_path: Path):
-    path = tmp_path / "results.json"
-    path.write_text('{\n  "cells": [],\n  "schema_version": 3\n}\n', encoding="utf-8")
-    with pytest.raises(InputError) as caught:
-        load_results(path)
-    assert str(caught.value) == (
-        f"{path}:3: $.schema_version: version 3 is not one this conchcheck reads (it reads 1 and 2)."
-    )
-
-
-def test_load_results_not_json(tmp_path: Path):
-    path = tmp_path / "results.json"
-    path.write_text('{\n  "cells": [,]\n}\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"results\.json:2: not JSON"):
-        load_results(path)
 
 
 # -- Markdown, HTML, JUnit -----------------------------------------------------------------
@@ -191,17 +109,6 @@ def test_html_escapes_and_has_no_script(result, info):
     assert "&lt;tool_call&gt;" in text
     assert "<tool_call>" not in text
     assert text.count("<details>") == len(result.cells)
-
-
-def test_render_matrix(result, info, make_result):
-    other = to_data(make_result(target="ollama:qwen3:0.6b", verdict=None,
-                                 unusable="not_found: model not found"), info)  # fmt: skip
-    text = render_matrix([to_data(result, info), other])
-    rows = text.split("<tbody>")[1]
-    assert rows.index("ollama:qwen3:0.6b") < rows.index("openrouter:qwen/qwen3-8b")
-    assert "<td>3/6 (50%), 2 clean</td>" in rows
-    assert "unusable: not_found: model not found" in rows
-    assert "<td>$ref</td>" in rows
 
 
 def test_junit_counts_and_verdicts(result, info):

@@ -47,7 +47,7 @@ def load_table(paths: Sequence[Path]) -> CompatTable:
     if not loaded:
         raise InputError("No results were given.", hint="conchcheck report RESULTS… --out DIR")
     refuse_duplicates(loaded)
-    return build_table([(cells, data) for _, cells, data in loaded])
+    return build_table([result for _, result in loaded])
 
 
 def render_compatibility(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from html import escape
 
+from conchcheck.core.escaping import one_line
 from conchcheck.report.compatibility.table import Row, Status
-from conchcheck.report.escaping import one_line
 
 LABEL = "tool calling"
 COLOURS = {Status.PASS: "#2e7d32", Status.PARTIAL: "#9a6700", Status.FAIL: "#c62828",

@@ -12,10 +12,10 @@ import html
 import json
 from typing import Any
 
+from conchcheck.core.escaping import encodable, visible
 from conchcheck.report.compatibility.diff import Diff
 from conchcheck.report.compatibility.markdown import LEGEND
 from conchcheck.report.compatibility.table import CompatTable, Evidence, Mark, Row
-from conchcheck.report.escaping import encodable, visible
 
 CSS = """
 body{font:14px/1.45 system-ui,"DejaVu Sans","Liberation Sans",sans-serif;color:#1f2328;margin:0}

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from conchcheck.errors import InputError
 from conchcheck.report.compatibility.badge import filename
-from conchcheck.results import Cell
+from conchcheck.results import ProbeResult
 
-Loaded = tuple[Path, tuple[Cell, ...], dict[str, Any]]
+Loaded = tuple[Path, ProbeResult]
 
 RESULTS = "results.json"
 INDEX = "index.json"
@@ -42,14 +41,13 @@ def results_files(path: Path) -> list[Path]:
 
 def load_all(paths: Iterable[Path]) -> list[Loaded]:
     """Every results file under ``paths``, read and checked; InputError at the first bad one."""
-    from conchcheck.report.json import load_results  # jsonschema: off the start-up path
+    from conchcheck.results.reader import read_results  # jsonschema: off the start-up path
 
     loaded = []
     paths = list(paths)
     for path in paths:
         for file in results_files(path):
-            cells, data = load_results(file)
-            loaded.append((file, cells, data))
+            loaded.append((file, read_results(file)))
     if paths and not loaded:
         raise InputError(
             f"{', '.join(map(str, paths))}: no target was probed in any of them.",
@@ -61,8 +59,8 @@ def load_all(paths: Iterable[Path]) -> list[Loaded]:
 def refuse_duplicates(loaded: Sequence[Loaded]) -> None:
     """InputError naming both files when a target (and endpoint) comes twice."""
     seen: dict[tuple[str, str], Path] = {}
-    for path, _, data in loaded:
-        key = (str(data["target"]), str(data["endpoint"]))
+    for path, result in loaded:
+        key = _key(result)
         if key in seen:
             raise InputError(
                 f"{path}: target {key[0]} at {key[1]} is also in {seen[key]}; "
@@ -76,9 +74,9 @@ def refuse_mixed_matrices(loaded: Sequence[Loaded]) -> None:
     """InputError naming both files when two results were probed with different matrices."""
     if not loaded:
         return
-    first, _, data = loaded[0]
-    want = _matrix(data)
-    for path, _, other in loaded[1:]:
+    first, result = loaded[0]
+    want = _matrix(result)
+    for path, other in loaded[1:]:
         if _matrix(other) != want:
             raise InputError(
                 f"{path}: matrix {_shown(_matrix(other))} differs from {_shown(want)} in "
@@ -100,14 +98,22 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
     refuse_mixed_matrices(loaded)
     texts: dict[Path, str] = {}
     entries = []
-    for path, _, data in sorted(loaded, key=lambda item: _key(item[2])):
-        folder = filename(str(data["target"])).removesuffix(".svg")
+    for path, result in sorted(loaded, key=lambda item: _key(item[1])):
+        folder = filename(result.target).removesuffix(".svg")
         while out / folder / RESULTS in texts:
             folder += "-2"
+        # The file is copied as it was written: a merge never rewrites a shard's evidence.
         texts[out / folder / RESULTS] = path.read_text(encoding="utf-8")
-        entries.append({"target": data["target"], "endpoint": data["endpoint"],
-                        "results": f"{folder}/{RESULTS}", "from": str(path)})  # fmt: skip
-    index = {"matrix": loaded[0][2]["matrix"], "targets": entries}
+        entries.append(
+            {
+                "target": result.target,
+                "endpoint": result.endpoint,
+                "results": f"{folder}/{RESULTS}",
+                "from": str(path),
+            }
+        )
+    name, digest = _matrix(loaded[0][1])
+    index = {"matrix": {"name": name, "digest": digest}, "targets": entries}
     texts[out / INDEX] = json.dumps(index, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return write_folder(out, texts)
 
@@ -133,13 +139,13 @@ def write_folder(out: Path, texts: Mapping[Path, str]) -> list[Path]:
     return written
 
 
-def _matrix(data: Mapping[str, Any]) -> tuple[str, str]:
-    return str(data["matrix"]["name"]), str(data["matrix"]["digest"])
+def _matrix(result: ProbeResult) -> tuple[str, str]:
+    return result.matrix, result.matrix_digest
 
 
 def _shown(matrix: tuple[str, str]) -> str:
     return f"{matrix[0]} ({matrix[1]})"
 
 
-def _key(data: Mapping[str, Any]) -> tuple[str, str]:
-    return str(data["target"]), str(data["endpoint"])
+def _key(result: ProbeResult) -> tuple[str, str]:
+    return result.target, result.endpoint

@@ -1,7 +1,7 @@
 """The compatibility table: one row a target, one column a feature, each mark a status with the
 short value shown, why, and the cells it stands on (their request, reply and reading, trimmed).
 
-Built from ``results.json`` documents as ``report.json.load_results`` reads them; pure.
+Built from the probe results ``results.reader`` reads; pure.
 """
 
 from __future__ import annotations
@@ -12,8 +12,17 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from conchcheck.plain import to_plain
-from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+from conchcheck.results import (
+    PASSING,
+    Cell,
+    CellMode,
+    DialectVerdict,
+    Outcome,
+    ProbeResult,
+    Stage,
+    Verdict,
+)
+from conchcheck.results.plain import to_plain
 
 EVIDENCE_LIMIT = 800
 """Characters of one request, reply or reading shown in a cell's details; results.json has all."""
@@ -132,37 +141,37 @@ FEATURES = (
 )
 
 
-def build_table(documents: Sequence[tuple[Sequence[Cell], Mapping[str, Any]]]) -> CompatTable:
-    """The table of many results: ``(cells, document)`` pairs as ``load_results`` gives them."""
+def build_table(results: Sequence[ProbeResult]) -> CompatTable:
+    """The table of many probe results, a row each."""
     cases: dict[str, None] = {}
-    for cells, _ in documents:
-        cases.update((c.case, None) for c in cells if c.stage is Stage.DIALECT)
+    for result in results:
+        cases.update((c.case, None) for c in result.cells if c.stage is Stage.DIALECT)
     columns = (*FEATURES, *(Column(f"case:{case}", case, "schema cases") for case in cases))
-    rows = [_row(cells, data, tuple(cases)) for cells, data in documents]
+    rows = [_row(result, tuple(cases)) for result in results]
     rows.sort(key=lambda r: (r.target, r.endpoint))
     return CompatTable(columns, tuple(rows))
 
 
-def _row(cells: Sequence[Cell], data: Mapping[str, Any], cases: tuple[str, ...]) -> Row:
-    verdict = data.get("verdict")
+def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
+    verdict, cells = result.verdict, result.cells
     marks: dict[str, Mark] = {}
     if verdict is None:
-        why = data.get("unusable") or data.get("stopped") or "nothing ran"
+        why = result.unusable or result.stopped or "nothing ran"
         marks["dialect"] = Mark(Status.NONE, "—", f"No verdict: {why}.", -9.0)
         marks["mode"] = Mark(Status.FAIL, "unusable", f"No verdict: {why}.", -1.0)
     else:
-        marks["dialect"] = _dialect(verdict["dialect"], cells)
-        marks["mode"] = _mode(verdict, data.get("stopped"))
-        for mode, stage in (("native", Stage.NATIVE), ("words", Stage.WORDS)):
+        marks["dialect"] = _dialect(verdict.dialect, cells)
+        marks["mode"] = _mode(verdict, result.stopped)
+        for mode, stage, rates in (
+            ("native", Stage.NATIVE, verdict.native),
+            ("words", Stage.WORDS, verdict.words),
+        ):
             mine = [c for c in cells if c.stage is stage]
-            rates = verdict[mode]
-            marks[mode] = _rate(
-                rates["passed"], rates["total"], mine, lambda c: c.outcome in PASSING
-            )
+            marks[mode] = _rate(rates.passed, rates.total, mine, lambda c: c.outcome in PASSING)
             marks[f"{mode}_clean"] = _rate(
-                rates["clean"], rates["total"], mine, lambda c: c.outcome is Outcome.PASS
+                rates.clean, rates.total, mine, lambda c: c.outcome is Outcome.PASS
             )
-        marks["leaked"] = _leaked(verdict["native"].get("leaked", 0), cells)
+        marks["leaked"] = _leaked(verdict.native.leaked, cells)
     prompts = [c for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS)]
     follow = [c for c in cells if c.stage is Stage.FOLLOW_UP]
     marks["streaming"] = _share([c for c in follow if c.mode is CellMode.STREAMING])
@@ -171,44 +180,46 @@ def _row(cells: Sequence[Cell], data: Mapping[str, Any], cases: tuple[str, ...])
     trips = (CellMode.ROUND_TRIP_NATIVE, CellMode.ROUND_TRIP_WORDS)
     marks["round_trip"] = _share([c for c in follow if c.mode in trips])
     marks["refusals"] = _refusals([c for c in cells if c.stage is not Stage.DIALECT])
-    chosen = verdict["dialect"]["dialect"] if verdict else None
+    chosen = verdict.dialect.dialect if verdict else None
     for case in cases:
         marks[f"case:{case}"] = _case(
             [c for c in cells if c.stage is Stage.DIALECT and c.case == case], chosen
         )
-    run = data.get("run") or {}
+    run = result.run
     return Row(
-        target=str(data["target"]),
-        endpoint=str(data["endpoint"]),
-        matrix=str(data["matrix"]["name"]),
-        digest=str(data["matrix"]["digest"]),
-        probed=str(run.get("finished_at", "")),
-        version=str(run.get("conchcheck_version", "")),
+        target=result.target,
+        endpoint=result.endpoint,
+        matrix=result.matrix,
+        digest=result.matrix_digest,
+        probed=run.finished_at if run else "",
+        version=run.conchcheck_version if run else "",
         marks=marks,
     )
 
 
-def _dialect(verdict: Mapping[str, Any], cells: Sequence[Cell]) -> Mark:
+def _dialect(verdict: DialectVerdict, cells: Sequence[Cell]) -> Mark:
     refused = [c for c in cells if c.stage is Stage.DIALECT and c.outcome is Outcome.REFUSED]
     shown = _evidence(refused)
-    chosen = verdict["dialect"]
+    chosen = verdict.dialect
     if chosen:
         rank = -CHAIN.index(chosen) if chosen in CHAIN else -len(CHAIN)
-        if verdict.get("unsettled"):
-            why = f"Chosen, but {', '.join(verdict['unsettled'])} could not be settled."
-            return Mark(Status.PARTIAL, chosen, why, rank, shown)
-        return Mark(Status.PASS, chosen, "Every valid schema case was carried.", rank, shown)
-    best = verdict.get("best")
-    text = f"none ({best} best)" if best else "none"
+        if verdict.unsettled:
+            unsettled = ", ".join(d.value for d in verdict.unsettled)
+            why = f"Chosen, but {unsettled} could not be settled."
+            return Mark(Status.PARTIAL, chosen.value, why, rank, shown)
+        text = chosen.value
+        return Mark(Status.PASS, text, "Every valid schema case was carried.", rank, shown)
+    best = verdict.best
+    text = f"none ({best.value} best)" if best else "none"
     return Mark(Status.FAIL, text, "No dialect carried every valid case.", -9, shown)
 
 
-def _mode(verdict: Mapping[str, Any], stopped: str | None) -> Mark:
-    mode = verdict["mode"]
+def _mode(verdict: Verdict, stopped: str | None) -> Mark:
+    mode = verdict.mode.value
     status = {"native": Status.PASS, "words": Status.PARTIAL}.get(mode, Status.FAIL)
     rank = {"native": 2, "words": 1}.get(mode, 0)
     text = f"{mode} (partial)" if stopped else mode
-    return Mark(status, text, str(verdict.get("reason", "")), rank)
+    return Mark(status, text, verdict.reason, rank)
 
 
 def _rate(count: int, total: int, cells: Sequence[Cell], ok: Callable[[Cell], bool]) -> Mark:
@@ -258,7 +269,7 @@ def _refusals(cells: Sequence[Cell]) -> Mark:
 def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
     if not cells:
         return Mark(Status.NONE, "—", "Not tried.", -1.0)
-    invalid = any(c.extra.get("valid") is False for c in cells)
+    invalid = any(c.invalid_case for c in cells)
     accepted = [c.dialect or "" for c in cells if c.outcome is Outcome.ACCEPTED]
     accepted.sort(key=lambda d: CHAIN.index(d) if d in CHAIN else len(CHAIN))
     refused = [c for c in cells if c.outcome is Outcome.REFUSED]

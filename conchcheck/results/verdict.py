@@ -1,0 +1,117 @@
+"""The verdict a probe reaches, with what it stands on: typed, as ``results.json`` holds it.
+
+``conchcheck.verdict`` computes it from the cells; this module only says what it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from conchcheck.core.dialects import Dialect
+from conchcheck.core.names import Name
+from conchcheck.core.refusals import RefusalKind
+
+
+class Mode(Name):
+    """How the model calls tools."""
+
+    NATIVE = "native"
+    WORDS = "words"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRefusal:
+    """A schema case refused in one dialect, with the provider's words."""
+
+    case: str
+    dialect: str
+    """A dialect, or ``strict_mode`` (the Responses API's strict trial)."""
+    kind: RefusalKind
+    message: str
+    keyword: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DialectVerdict:
+    """The most permissive dialect in which every valid schema case was accepted."""
+
+    dialect: Dialect | None
+    chain: tuple[Dialect, ...]
+    refused: tuple[CaseRefusal, ...]
+    """Schema refusals, every dialect."""
+    limits: tuple[CaseRefusal, ...]
+    """Refusals for another reason (a window too small for 128 tools): the endpoint's limits."""
+    carriers: Mapping[str, tuple[str, ...]]
+    """For each case the chain's dialect could not carry: the dialects that accepted it."""
+    invalid_accepted: tuple[str, ...]
+    """Deliberately invalid cases the provider accepted anyway."""
+    best: Dialect | None = None
+    """When no dialect carries every valid case: the one that carries the most."""
+    unsettled: tuple[Dialect, ...] = ()
+    """Dialects more permissive than the verdict that no schema refusal ruled out (their
+    requests failed): the verdict stands on what was settled."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """How the prompt cells of one mode went."""
+
+    total: int
+    passed: int
+    clean: int
+    refused_tools: int
+    no_call: int
+    failed: int = 0
+    """Cells whose request failed: not in ``total``, since a failure proves nothing."""
+    leaked: int = 0
+    """Native cells whose calls came back as text the server didn't parse."""
+
+    @property
+    def rate(self) -> float:
+        """Passed (clean or after repair) over all cells with an answer."""
+        return self.passed / self.total if self.total else 0.0
+
+    @property
+    def clean_rate(self) -> float:
+        """Passed with no repair over all cells."""
+        return self.clean / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer conchcheck gives, with what it stands on."""
+
+    dialect: DialectVerdict
+    mode: Mode
+    reason: str
+    native: Rates
+    words: Rates
+    repairs_seen: tuple[str, ...]
+    refused_keywords: tuple[str, ...]
+    tools_declared: bool | None
+    tools_observed: bool | None
+    findings: tuple[str, ...]
+    leaks: tuple[Leak, ...] = ()
+    """Native calls left in the text, by family, with what fixes the server."""
+    strict_mode: StrictMode | None = None
+    """What ``strict: true`` did to the valid schema cases; None when it was not tried."""
+
+
+@dataclass(frozen=True, slots=True)
+class StrictMode:
+    """The strict-mode trial (the Responses API): the valid schema cases ``strict: true``
+    took and refused. A case whose request failed is in neither."""
+
+    accepted: tuple[str, ...]
+    refused: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Leak:
+    """Native cells whose calls the server left in the text, for one family's format."""
+
+    family: str
+    cells: tuple[str, ...]
+    fix: str
