@@ -61,7 +61,7 @@ def render_compatibility(
     }
     names: set[str] = set()
     for row in table.rows:
-        name = badge.filename(row.target)
+        name = badge.filename(row.name)
         while name in names:
             name = name.removesuffix(".svg") + "-2.svg"
         names.add(name)

@@ -37,7 +37,7 @@ def render(row: Row) -> str:
     colour = COLOURS[row.marks["mode"].status]
     left, right = _width(LABEL), _width(value)
     total = left + right
-    title = escape(one_line(f"{row.target}: {LABEL} {value}"), quote=True)
+    title = escape(one_line(f"{row.name}: {LABEL} {value}"), quote=True)
     label, text = escape(LABEL, quote=True), escape(value, quote=True)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" '

@@ -45,11 +45,13 @@ def compare(table: CompatTable, baseline: CompatTable) -> Diff:
     A mark changed when its status or its value did; it is better when its status ranks
     higher, or the same status with a higher value (a rate that rose).
     """
-    before = {row.target: row for row in baseline.rows}
-    now = {row.target: row for row in table.rows}
+    # Rows meet by the name the table shows: the target alone unless two rows share it, so
+    # a baseline probed on another port (a local server's) still meets its row.
+    before = {row.name: row for row in baseline.rows}
+    now = {row.name: row for row in table.rows}
     changes = []
     for row in table.rows:
-        old = before.get(row.target)
+        old = before.get(row.name)
         if old is None:
             continue
         for column in table.columns:
@@ -60,7 +62,7 @@ def compare(table: CompatTable, baseline: CompatTable) -> Diff:
                 continue
             better = (mark.status.rank, mark.sort) > (was.status.rank, was.sort)
             shown = (f"{was.status.shape} {was.text}", f"{mark.status.shape} {mark.text}")
-            changes.append(Change(row.target, column.title, *shown, better))
+            changes.append(Change(row.name, column.title, *shown, better))
     changes.sort(key=lambda c: (c.better, c.target))
     added = tuple(sorted(set(now) - set(before)))
     removed = tuple(sorted(set(before) - set(now)))

@@ -37,7 +37,7 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
         if not columns:
             continue
         rows = tuple(
-            (row.target, *(cell_text(row.marks.get(c.key)) for c in columns)) for row in table.rows
+            (row.name, *(cell_text(row.marks.get(c.key)) for c in columns)) for row in table.rows
         )
         blocks += [Heading(3, title), Table(("target", *(c.title for c in columns)), rows)]
     if diff is not None:

@@ -153,14 +153,14 @@ class _Pool:
 
 def _row(row: Row, table: CompatTable, pool: _Pool, marks: list[list[Any]]) -> str:
     mode = row.marks["mode"].text.split(" ")[0] if "mode" in row.marks else ""
-    cells = [f'<tr data-mode="{_e(mode)}"><th scope="row">{_e(row.target)}</th>']
+    cells = [f'<tr data-mode="{_e(mode)}"><th scope="row">{_e(row.name)}</th>']
     for column in table.columns:
         mark = row.marks.get(column.key)
         if mark is None:
             cells.append('<td class="s-none" data-sort="-99">—</td>')
             continue
         index = len(marks)
-        marks.append(_mark(row.target, column.title, mark, pool))
+        marks.append(_mark(row.name, column.title, mark, pool))
         cells.append(
             f'<td class="s-{mark.status.value}" data-sort="{mark.status.rank * 10 + mark.sort:g}">'
             f'<button type="button" data-mark="{index}" title="{mark.status.value}">'

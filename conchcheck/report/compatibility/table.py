@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
+from urllib.parse import urlsplit
 
 from conchcheck.results import (
     PASSING,
@@ -104,6 +105,9 @@ class Row:
     probed: str
     version: str
     marks: Mapping[str, Mark]
+    name: str = ""
+    """How the table shows the target: its label, with the endpoint's host when another
+    row has the same label (one model behind two servers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +153,21 @@ def build_table(results: Sequence[ProbeResult]) -> CompatTable:
     columns = (*FEATURES, *(Column(f"case:{case}", case, "schema cases") for case in cases))
     rows = [_row(result, tuple(cases)) for result in results]
     rows.sort(key=lambda r: (r.target, r.endpoint))
-    return CompatTable(columns, tuple(rows))
+    return CompatTable(columns, tuple(_named(rows)))
+
+
+def _named(rows: list[Row]) -> list[Row]:
+    """Each row named by its target, with the endpoint's host (or, failing that, the
+    endpoint) beside it where two rows would otherwise read the same."""
+    for shown in (lambda r: r.target, _with_host, lambda r: f"{r.target} ({r.endpoint})"):
+        names = [shown(row) for row in rows]
+        if len(set(names)) == len(names):
+            break
+    return [replace(row, name=name) for row, name in zip(rows, names, strict=True)]
+
+
+def _with_host(row: Row) -> str:
+    return f"{row.target} ({urlsplit(row.endpoint).netloc or row.endpoint})"
 
 
 def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
