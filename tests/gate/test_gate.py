@@ -192,9 +192,11 @@ def test_bad_expectation_files_say_where(tmp_path, monkeypatch, text, message):
 def _worse(data):
     verdict = data["verdict"]
     verdict["mode"] = "words"
-    verdict["native"]["rate"] = 0.4  # fell by 0.1
-    verdict["words"]["rate"] = 0.7  # rose by 0.033: within the tolerance
-    verdict["words"]["clean_rate"] = 0.75
+    # Rates are read from the counts (the written rates are derived from them).
+    native, words = verdict["native"], verdict["words"]
+    native.update(total=10, passed=4, clean=3, rate=0.4, clean_rate=0.3)  # 0.5 -> 0.4
+    # 0.667 -> 0.7 and 0.333 -> 0.3: within the tolerance; clean 0.5 -> 0.7: better.
+    words.update(total=20, passed=14, clean=14, rate=0.7, clean_rate=0.7)
     for cell in data["cells"]:
         if cell["id"] == "dialect/gemini/ref-defs":
             cell["outcome"], cell["label"] = "refused", "refused:schema"
@@ -212,7 +214,7 @@ def test_baseline_regressions_and_improvements(tmp_path):
     assert [(c.what, c.before, c.after, c.direction.value) for c in result.changes] == [
         ("mode", "native", "words", "regression"),
         ("native.rate", "0.5", "0.4", "regression"),
-        ("words.clean_rate", "0.5", "0.75", "improvement"),
+        ("words.clean_rate", "0.5", "0.7", "improvement"),
         ("case ref-defs", "accepted", "refused:schema", "regression"),
         ("prompt native/remember", "2/2 passed", "1/2 passed (wrong_arguments)", "regression"),
         ("prompt native/weather-enum", "1/2 passed (wrong_arguments)", "2/2 passed", "improvement"),
@@ -267,7 +269,7 @@ def test_github_annotations_and_summary(tmp_path):
         title + "regression in native.rate::0.5 -> 0.4",
         title + "regression in case ref-defs::accepted -> refused:schema",
         title + "regression in prompt native/remember::2/2 passed -> 1/2 passed (wrong_arguments)",
-        notice + "improvement in words.clean_rate::0.5 -> 0.75",
+        notice + "improvement in words.clean_rate::0.5 -> 0.7",
         notice
         + "improvement in prompt native/weather-enum::1/2 passed (wrong_arguments) -> 2/2 passed",
     ]
@@ -284,7 +286,7 @@ def test_github_annotations_and_summary(tmp_path):
         in text.split("### Improvements")[0]
     )
     assert (
-        "| openrouter:qwen/qwen3-8b | words.clean_rate | 0.5 | 0.75 |"
+        "| openrouter:qwen/qwen3-8b | words.clean_rate | 0.5 | 0.7 |"
         in text.split("### Improvements")[1]
     )
 
