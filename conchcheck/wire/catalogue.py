@@ -14,8 +14,9 @@ from typing import Any
 from urllib.parse import quote
 
 from conchcheck.wire.keys import Secret
+from conchcheck.wire.lookup import Fetched, fetch_json
 from conchcheck.wire.providers import Catalogue, Target
-from conchcheck.wire.transport import Fetched, Wire, fetch_json
+from conchcheck.wire.transport import Wire
 
 TTL = 30 * 60.0
 """Seconds a catalogue (or its failure) is kept."""
@@ -85,9 +86,12 @@ class Catalogues:
         tools = "tools" in params if isinstance(params, list) else None
         window = entry.get("context_length")
         return ModelInfo(
-            source, True, tools, window if isinstance(window, int) else None,
+            source,
+            True,
+            tools,
+            window if isinstance(window, int) else None,
             f"supported_parameters: {params}, context_length: {window}",
-        )  # fmt: skip
+        )
 
     async def _ollama(self, target: Target) -> ModelInfo:
         root = target.base_url.removesuffix("/v1")
@@ -126,10 +130,12 @@ class Catalogues:
         window = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
         window = window if isinstance(window, int) else data.get("n_ctx")
         return ModelInfo(
-            source, None, tools if isinstance(tools, bool) else None,
+            source,
+            None,
+            tools if isinstance(tools, bool) else None,
             window if isinstance(window, int) else None,
             f"chat_template_caps: {caps}, n_ctx: {window}",
-        )  # fmt: skip
+        )
 
     async def _listing(self, target: Target, key: Secret | None) -> ModelInfo:
         url = f"{target.base_url}/models"
@@ -162,9 +168,12 @@ class Catalogues:
         window = data.get("inputTokenLimit")
         methods = data.get("supportedGenerationMethods")
         return ModelInfo(
-            source, True, None, window if isinstance(window, int) else None,
+            source,
+            True,
+            None,
+            window if isinstance(window, int) else None,
             f"inputTokenLimit: {window}, supportedGenerationMethods: {methods}",
-        )  # fmt: skip
+        )
 
 
 def _entries(data: Any) -> list[dict[str, Any]]:

@@ -85,9 +85,13 @@ class OllamaAdapter(ChatAdapter):
             body["options"] = options
         # Ollama itself takes no key; one is only for Ollama behind an auth proxy.
         return bearer_post(
-            base_url, "/api/chat", body, key=key, stream=request.stream,
+            base_url,
+            "/api/chat",
+            body,
+            key=key,
+            stream=request.stream,
             accept="application/x-ndjson",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A chat response; ``message`` holds the text and the calls, the body the counts."""

@@ -77,9 +77,13 @@ class OpenAIAdapter(ChatAdapter):
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return bearer_post(
-            base_url, "/chat/completions", body, key=key, stream=request.stream,
+            base_url,
+            "/chat/completions",
+            body,
+            key=key,
+            stream=request.stream,
             accept="text/event-stream",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A chat completion; ``choices[0].message`` holds the text and the calls."""

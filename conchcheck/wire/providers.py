@@ -70,24 +70,79 @@ def _p(
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        _p("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY",
-           catalogue=Catalogue.OPENAI),
-        _p("openai-responses", "responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-           catalogue=Catalogue.OPENAI, note="the Responses API (/responses)"),
-        _p("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-           Dialect.ANTHROPIC, Catalogue.ANTHROPIC),
-        _p("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
-           Dialect.GEMINI, Catalogue.GEMINI, "native generateContent"),
-        _p("gemini-openai", "openai", "https://generativelanguage.googleapis.com/v1beta/openai",
-           "GEMINI_API_KEY", Dialect.GEMINI, Catalogue.GEMINI, "OpenAI-compatible endpoint"),
-        _p("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-           catalogue=Catalogue.OPENROUTER, note="google/* models get the gemini dialect"),
-        _p("ollama", "ollama", "http://127.0.0.1:11434", None, catalogue=Catalogue.OLLAMA,
-           note="native /api/chat"),
-        _p("ollama-openai", "openai", "http://127.0.0.1:11434/v1", None,
-           catalogue=Catalogue.OLLAMA, note="Ollama's OpenAI-compatible /v1"),
-        _p("llamacpp", "openai", "http://127.0.0.1:8080/v1", None, catalogue=Catalogue.LLAMACPP,
-           note="llama.cpp's llama-server"),
+        _p(
+            "openai",
+            "openai",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            catalogue=Catalogue.OPENAI,
+        ),
+        _p(
+            "openai-responses",
+            "responses",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            catalogue=Catalogue.OPENAI,
+            note="the Responses API (/responses)",
+        ),
+        _p(
+            "anthropic",
+            "anthropic",
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            Dialect.ANTHROPIC,
+            Catalogue.ANTHROPIC,
+        ),
+        _p(
+            "gemini",
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+            Dialect.GEMINI,
+            Catalogue.GEMINI,
+            "native generateContent",
+        ),
+        _p(
+            "gemini-openai",
+            "openai",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "GEMINI_API_KEY",
+            Dialect.GEMINI,
+            Catalogue.GEMINI,
+            "OpenAI-compatible endpoint",
+        ),
+        _p(
+            "openrouter",
+            "openai",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            catalogue=Catalogue.OPENROUTER,
+            note="google/* models get the gemini dialect",
+        ),
+        _p(
+            "ollama",
+            "ollama",
+            "http://127.0.0.1:11434",
+            None,
+            catalogue=Catalogue.OLLAMA,
+            note="native /api/chat",
+        ),
+        _p(
+            "ollama-openai",
+            "openai",
+            "http://127.0.0.1:11434/v1",
+            None,
+            catalogue=Catalogue.OLLAMA,
+            note="Ollama's OpenAI-compatible /v1",
+        ),
+        _p(
+            "llamacpp",
+            "openai",
+            "http://127.0.0.1:8080/v1",
+            None,
+            catalogue=Catalogue.LLAMACPP,
+            note="llama.cpp's llama-server",
+        ),
         _p("vllm", "openai", "http://127.0.0.1:8000/v1", None),
         _p("sglang", "openai", "http://127.0.0.1:30000/v1", None),
         _p("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
@@ -97,7 +152,7 @@ PROVIDERS: dict[str, Provider] = {
         _p("deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
         _p("xai", "openai", "https://api.x.ai/v1", "XAI_API_KEY"),
     )
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,3 +290,8 @@ def is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def is_insecure(url: str) -> bool:
+    """Whether ``url`` is plain http to another machine, where a key goes only when allowed."""
+    return url.startswith("http://") and not is_loopback(url)

@@ -93,12 +93,16 @@ class Recorded:
         except UnicodeDecodeError:
             text = None
         data: dict[str, Any] = {
-            "method": self.method, "url": self.url, "request": self.request,
-            "request_sha256": self.sha256, "status": self.status,
-            "headers": [list(pair) for pair in self.headers], "truncated": self.truncated,
+            "method": self.method,
+            "url": self.url,
+            "request": self.request,
+            "request_sha256": self.sha256,
+            "status": self.status,
+            "headers": [list(pair) for pair in self.headers],
+            "truncated": self.truncated,
             "error": {"type": self.error[0], "message": self.error[1]} if self.error else None,
             "asker": self.asker,
-        }  # fmt: skip
+        }
         if text is not None:
             data["body"] = text
         else:
@@ -114,11 +118,17 @@ class Recorded:
             body = str(data.get("body", "")).encode("utf-8")
         error = data.get("error")
         return cls(
-            data["method"], data["url"], data.get("request"), data["request_sha256"],
-            data.get("status"), [(k, v) for k, v in data.get("headers", [])], body,
-            bool(data.get("truncated")), (error["type"], error["message"]) if error else None,
+            data["method"],
+            data["url"],
+            data.get("request"),
+            data["request_sha256"],
+            data.get("status"),
+            [(k, v) for k, v in data.get("headers", [])],
+            body,
+            bool(data.get("truncated")),
+            (error["type"], error["message"]) if error else None,
             str(data.get("asker", "")),
-        )  # fmt: skip
+        )
 
 
 @dataclass(slots=True)
@@ -152,10 +162,14 @@ class Recording:
     def from_data(cls, data: dict[str, Any]) -> Recording:
         """A recording read from its file (already checked against its schema)."""
         return cls(
-            data["target"], data["base_url"], data["matrix"]["name"], data["matrix"]["digest"],
-            data.get("concurrency"), data["conchcheck_version"],
+            data["target"],
+            data["base_url"],
+            data["matrix"]["name"],
+            data["matrix"]["digest"],
+            data.get("concurrency"),
+            data["conchcheck_version"],
             [Recorded.from_data(item) for item in data["exchanges"]],
-        )  # fmt: skip
+        )
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
@@ -184,9 +198,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             raise
         kept.status = response.status_code
         kept.headers = [
-            (k.lower(), held().text(v)) for k, v in response.headers.items()
+            (k.lower(), held().text(v))
+            for k, v in response.headers.items()
             if k.lower() in KEPT_HEADERS
-        ]  # fmt: skip
+        ]
         chunks: list[bytes] = []
         size = 0
         try:

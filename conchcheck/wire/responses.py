@@ -55,8 +55,9 @@ class ResponsesAdapter(ChatAdapter):
         """A POST to ``{base_url}/responses``; the key as a bearer token."""
         body: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters, request.strict)
-                             for t in request.tools]  # fmt: skip
+            body["tools"] = [
+                _tool(t.name, t.description, t.parameters, request.strict) for t in request.tools
+            ]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -71,9 +72,13 @@ class ResponsesAdapter(ChatAdapter):
         if request.stream:
             body["stream"] = True
         return bearer_post(
-            base_url, "/responses", body, key=key, stream=request.stream,
+            base_url,
+            "/responses",
+            body,
+            key=key,
+            stream=request.stream,
             accept="text/event-stream",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A response object; its ``output`` items hold the text and the calls."""
@@ -108,16 +113,25 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in messages:
         if message.role is Role.TOOL:
-            items.append({"type": "function_call_output", "call_id": message.tool_call_id,
-                          "output": message.content})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id,
+                    "output": message.content,
+                }
+            )
             continue
         if message.content or not message.tool_calls:
             items.append({"role": message.role.value, "content": message.content})
         items.extend(
-            {"type": "function_call", "call_id": call.id, "name": call.name,
-             "arguments": call.arguments}
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
             for call in message.tool_calls
-        )  # fmt: skip
+        )
     return items
 
 
@@ -191,10 +205,15 @@ def _strict_echo(tools: Any) -> list[Finding]:
 
     OpenAI defaults ``strict`` to true here; a server that ignores the flag sent shows it.
     """
-    found = [
-        f"{tool['name']}={json.dumps(tool.get('strict'))}"
-        for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-    ] if isinstance(tools, list) else []  # fmt: skip
+    found = (
+        [
+            f"{tool['name']}={json.dumps(tool.get('strict'))}"
+            for tool in tools
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+        ]
+        if isinstance(tools, list)
+        else []
+    )
     return [Finding("tools_strict_echoed", ", ".join(found))] if found else []
 
 
