@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from conchcheck.core.excerpt import excerpt
+from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
 from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
@@ -104,6 +105,59 @@ class StreamReducer(ABC):
     @abstractmethod
     def finish(self, *, terminated: bool) -> Reply:
         """The whole reply; ``terminated`` says the stream ended the documented way."""
+
+
+class EventReducer(StreamReducer):
+    """A reducer for a stream whose every event is one JSON object.
+
+    It counts and logs each event and reads it as an object (a finding when it is not one);
+    at the end it raises ``empty_stream`` when no event came and ``stream_unterminated``,
+    carrying the reply so far, when the stream's documented end did not come and no error
+    event explains why. A subclass reads each object in ``take``, builds the reply in
+    ``reply`` and says in ``reached_end`` whether the end came.
+    """
+
+    empty: ClassVar[str] = "The stream ended without an event."
+    unterminated: ClassVar[str]
+    """What a stream without its documented end lacks, and that the reply may be cut."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.log = RawLog()
+        self.refusal: Refusal | None = None
+        """An error event inside the 2xx stream, classified like any refusal."""
+        self.events = 0
+
+    def feed(self, data: str, event: str = "message") -> None:
+        """Count and log the event, and hand its object to ``take``."""
+        self.events += 1
+        self.log.add(data)
+        body = event_object(data, self.findings)
+        if body is not None:
+            self.take(body, data, event)
+
+    def finish(self, *, terminated: bool) -> Reply:
+        """The reply; ``WireShapeError`` for an empty stream or one cut before its end."""
+        if not self.events:
+            raise WireShapeError(ShapeKind.EMPTY_STREAM, self.empty)
+        reply = self.reply(self.log.text())
+        if not self.reached_end(terminated=terminated) and self.refusal is None:
+            raise WireShapeError(ShapeKind.STREAM_UNTERMINATED, self.unterminated, reply)
+        return reply
+
+    @abstractmethod
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+        """Read one event: its object, its text (an error event is classified from it) and
+        its SSE name (``message`` when it has none)."""
+
+    @abstractmethod
+    def reply(self, raw: str) -> Reply:
+        """The reply the events so far make; ``raw`` is their log."""
+
+    @abstractmethod
+    def reached_end(self, *, terminated: bool) -> bool:
+        """Whether the stream came to its documented end; ``terminated`` says the framing's
+        terminator (``data: [DONE]``) was seen."""
 
 
 class ChatAdapter(ABC):
@@ -201,6 +255,24 @@ def tool_call(
     text = arguments(function.get("arguments"), where, findings)
     call_id = item.get("id")
     return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], text)
+
+
+def string_arguments(value: Any, where: str, findings: list[Finding]) -> str:
+    """Arguments an API documents as JSON text, as that text: null is an empty text and an
+    object is re-encoded, each with a finding."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        # Seen from OpenAI-compatible servers for calls without arguments (provider-facts 4.1).
+        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
+        return ""
+    # Ollama's /v1 and some compatible servers send an object where the API says a JSON
+    # string (provider-facts 4.3), in chat completions and in Responses items built from a
+    # parsed call; the text is rebuilt so the reader sees one form.
+    findings.append(
+        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
+    )
+    return json.dumps(value, ensure_ascii=False)
 
 
 def trim(text: str, limit: int = RAW_LIMIT) -> str:

@@ -11,13 +11,12 @@ from typing import Any, ClassVar
 from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
-    event_object,
     marker_findings,
     parse_json,
     trim,
@@ -271,30 +270,24 @@ class _Block:
         """Text deltas for a text block; partial_json for a tool_use block."""
 
 
-class _Events(StreamReducer):
+class _Events(EventReducer):
+    unterminated = "The stream ended without its message_stop event; the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.blocks: dict[int, _Block] = {}
         self.reason: Any = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
         self.stopped = False
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        payload = event_object(data, self.findings)
-        if payload is None:
-            return
-        kind = payload.get("type")
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+        kind = body.get("type")
         if event == "error" or kind == "error":
             # Once the 200 is out, Anthropic reports a failure (overloaded_error, provider-facts
             # R05) as an `error` event and ends the stream: it is classified like any refusal.
             self.refusal = classify(200, data)
-        elif kind == "message_start" and isinstance(payload.get("message"), dict):
-            message = payload["message"]
+        elif kind == "message_start" and isinstance(body.get("message"), dict):
+            message = body["message"]
             self.usage = _usage(message.get("usage"), self.usage)
             if message.get("stop_reason"):
                 self.reason = message["stop_reason"]
@@ -304,17 +297,17 @@ class _Events(StreamReducer):
                 if isinstance(block, dict):
                     self.blocks[index] = _Block(block)
         elif kind == "content_block_start":
-            block = payload.get("content_block")
-            index = self.index(payload, fresh=True)
+            block = body.get("content_block")
+            index = self.index(body, fresh=True)
             self.blocks[index] = _Block(block if isinstance(block, dict) else {})
-        elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
-            self.delta(self.index(payload, fresh=False), payload["delta"])
+        elif kind == "content_block_delta" and isinstance(body.get("delta"), dict):
+            self.delta(self.index(body, fresh=False), body["delta"])
         elif kind == "message_delta":
-            delta = payload.get("delta")
+            delta = body.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
                 self.reason = delta["stop_reason"]
             # The counts in message_delta are cumulative (Anthropic's streaming docs).
-            self.usage = _usage(payload.get("usage"), self.usage)
+            self.usage = _usage(body.get("usage"), self.usage)
         elif kind == "message_stop":
             self.stopped = True
         # ping, content_block_stop and event types added later carry nothing to keep: the
@@ -345,10 +338,7 @@ class _Events(StreamReducer):
             block.pieces.append(delta["partial_json"])
         # thinking_delta, signature_delta and citations_delta are not the answer.
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
-        # transport cannot know; message_stop is this stream's documented end.
-        del terminated
+    def reply(self, raw: str) -> Reply:
         findings = list(self.findings)
         texts: list[str] = []
         calls: list[ToolCall] = []
@@ -359,17 +349,13 @@ class _Events(StreamReducer):
                 call = self.call(index, block, findings)
                 if call is not None:
                     calls.append(call)
-        raw = self.log.text()
-        reply = _reply("".join(texts), calls, self.reason, self.usage, findings, raw, self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if not self.stopped and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without its message_stop event; the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(texts)
+        return _reply(text, calls, self.reason, self.usage, findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
+        # transport cannot know; message_stop is this stream's documented end.
+        return self.stopped
 
     @staticmethod
     def call(index: int, block: _Block, findings: list[Finding]) -> ToolCall | None:

@@ -15,13 +15,12 @@ from conchcheck.core.refusals import Refusal, classify
 from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
-    event_object,
     marker_findings,
     parse_json,
     trim,
@@ -146,7 +145,7 @@ class GeminiAdapter(ChatAdapter):
         first = candidates[0] if isinstance(candidates, list) and candidates else None
         if not isinstance(first, dict):
             raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(data, raw))
-        reading = _Reading()
+        reading = _Reading([])
         reading.response(data, "")
         return reading.reply(raw)
 
@@ -253,15 +252,16 @@ def _usage(usage: Any) -> Usage:
 
 
 class _Reading:
-    """What one or more GenerateContentResponse objects say, merged in order."""
+    """What one or more GenerateContentResponse objects say, merged in order; where they
+    strayed goes into ``findings``."""
 
-    def __init__(self) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.reason: str | None = None
         self.message: str | None = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
+        self.findings = findings
         self.candidates = 0
         self.blocked: Mapping[str, Any] | None = None
 
@@ -346,41 +346,29 @@ class _Reading:
         return Reply(text, calls, finish, word, self.usage, tuple(findings), raw, refusal)
 
 
-class _Events(StreamReducer):
-    def __init__(self) -> None:
-        self.reading = _Reading()
-        self.log = RawLog()
-        self.refusal: Refusal | None = None
-        self.events = 0
+class _Events(EventReducer):
+    unterminated = "The stream ended before an event carried a finishReason; the reply may be cut."
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        chunk = event_object(data, self.reading.findings)
-        if chunk is None:
-            return
-        if isinstance(chunk.get("error"), dict):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = _Reading(self.findings)
+
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+        if isinstance(body.get("error"), dict):
             # A failure after the 200 went out arrives as an event holding Google's error
             # envelope: classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        self.reading.response(chunk, f"event {self.events}: ")
+        self.reading.response(body, f"event {self.events}: ")
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is always False here (no done marker): the finishReason is the end.
+    def reply(self, raw: str) -> Reply:
         reading = self.reading
-        reply = reading.reply(self.log.text(), self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if self.refusal is not None:
-            return reply
-        if not reading.candidates and reading.blocked is not None:
-            raw = trim(json.dumps(reading.blocked, ensure_ascii=False), 200)
-            raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(reading.blocked, raw))
-        if reading.reason is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended before an event carried a finishReason; the reply may be cut.",
-                reply,
-            )
-        return reply
+        if self.refusal is None and not reading.candidates and reading.blocked is not None:
+            # A prompt the safety filters blocked gets no candidates, as in `parse`.
+            blocked = trim(json.dumps(reading.blocked, ensure_ascii=False), 200)
+            raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(reading.blocked, blocked))
+        return reading.reply(raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is always False here (no done marker): the finishReason is the end.
+        return self.reading.reason is not None

@@ -11,14 +11,13 @@ from typing import Any, ClassVar
 from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
     marker_findings,
     parse_json,
     tool_call,
@@ -253,32 +252,27 @@ def _reply(
     return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
 
 
-class _Lines(StreamReducer):
+class _Lines(EventReducer):
+    empty = "The stream ended without a line."
+    unterminated = 'The stream ended without its "done": true line; the reply may be cut.'
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.items = 0  # calls seen on all lines, named or not: `where` in findings
         self.reason: Any = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
         self.done = False
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        line = event_object(data, self.findings)
-        if line is None:
-            return
-        if line.get("error"):
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+        if body.get("error"):
             # Once the 200 and the first lines are out, Ollama reports a failure as one
             # {"error": "…"} line and ends the stream (docs/api/errors.mdx; server/routes.go
             # streamResponse): it is classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        message = line.get("message")
+        message = body.get("message")
         if isinstance(message, dict):
             # `thinking` pieces stay out of the text, as in `parse`.
             if isinstance(message.get("content"), str):
@@ -290,23 +284,16 @@ class _Lines(StreamReducer):
                 self.items += 1
                 if call is not None:
                     self.calls.append(call)
-        if line.get("done") is True:
+        if body.get("done") is True:
             self.done = True
-            self.reason = line.get("done_reason")
-            self.usage = _usage(line)
+            self.reason = body.get("done_reason")
+            self.usage = _usage(body)
 
-    def finish(self, *, terminated: bool) -> Reply:
+    def reply(self, raw: str) -> Reply:
+        text = "".join(self.text)
+        return _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: NDJSON has no terminator of its own, so the transport cannot
         # know; the line with "done": true is this stream's only documented end.
-        del terminated
-        text, raw = "".join(self.text), self.log.text()
-        reply = _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without a line.")
-        if not self.done and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                'The stream ended without its "done": true line; the reply may be cut.',
-                reply,
-            )
-        return reply
+        return self.done

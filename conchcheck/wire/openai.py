@@ -13,16 +13,16 @@ from typing import Any, ClassVar
 from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
     marker_findings,
     parse_json,
+    string_arguments,
     tool_call,
     trim,
 )
@@ -152,23 +152,8 @@ def _content(content: Any, findings: list[Finding]) -> str:
     return json.dumps(content)
 
 
-def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        # Seen from OpenAI-compatible servers for calls without arguments (provider-facts 4.1).
-        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
-        return ""
-    # Ollama's /v1 and some compatible servers send an object where the API says a JSON
-    # string (provider-facts 4.3); the text is rebuilt so the reader sees one form.
-    findings.append(
-        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
-    )
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
-    return tool_call(item, index, findings, _arguments)
+    return tool_call(item, index, findings, string_arguments)
 
 
 def _usage(usage: Any) -> Usage:
@@ -210,31 +195,25 @@ class _Slot:
         self.arguments: list[str] = []
 
 
-class _Chunks(StreamReducer):
+class _Chunks(EventReducer):
+    unterminated = "The stream ended without its terminator (data: [DONE]); the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.reason: Any = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        chunk = event_object(data, self.findings)
-        if chunk is None:
-            return
-        if event == "error" or "error" in chunk:
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+        if event == "error" or "error" in body:
             # LM Studio and Groq send an error event inside a 200 stream (provider-facts N10,
             # S36): it is classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = _usage(chunk["usage"])
-        for choice in chunk.get("choices") or []:
+        if isinstance(body.get("usage"), dict):
+            self.usage = _usage(body["usage"])
+        for choice in body.get("choices") or []:
             if isinstance(choice, dict):
                 self.choice(choice)
 
@@ -269,30 +248,17 @@ class _Chunks(StreamReducer):
         if isinstance(function.get("name"), str):
             slot.name += function["name"] if not slot.name else ""
         if "arguments" in function:
-            value = function["arguments"]
-            if isinstance(value, str):
-                slot.arguments.append(value)
-            else:
-                slot.arguments.append(
-                    _arguments(value, f"delta tool_calls[{index}]", self.findings)
-                )
+            where = f"delta tool_calls[{index}]"
+            slot.arguments.append(string_arguments(function["arguments"], where, self.findings))
 
-    def finish(self, *, terminated: bool) -> Reply:
+    def reply(self, raw: str) -> Reply:
         calls = [
             ToolCall(slot.id, slot.name, "".join(slot.arguments))
             for _, slot in sorted(self.slots.items())
             if slot.name
         ]
-        raw = self.log.text()
-        reply = _reply(
-            "".join(self.text), calls, self.reason, self.usage, self.findings, raw, self.refusal
-        )
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if not terminated and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without its terminator (data: [DONE]); the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(self.text)
+        return _reply(text, calls, self.reason, self.usage, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        return terminated

@@ -15,16 +15,16 @@ from typing import Any, ClassVar
 from conchcheck.core.refusals import classify
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
     marker_findings,
     parse_json,
+    string_arguments,
     trim,
 )
 from conchcheck.wire.chat import (
@@ -135,20 +135,6 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return items
 
 
-def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
-        return ""
-    # Compatible servers that build items from a parsed call send an object (as Ollama's /v1
-    # does in chat completions); the text is rebuilt so the reader sees one form.
-    findings.append(
-        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
-    )
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall | None:
     if not isinstance(item.get("name"), str):
         findings.append(Finding("call_without_name", f"{where} has no name"))
@@ -158,7 +144,7 @@ def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall
         # function_call_output answers by call_id: without it no round trip can follow.
         findings.append(Finding("call_without_call_id", f"{where} has no call_id"))
         call_id = None
-    return ToolCall(call_id, item["name"], _arguments(item.get("arguments"), where, findings))
+    return ToolCall(call_id, item["name"], string_arguments(item.get("arguments"), where, findings))
 
 
 def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
@@ -258,28 +244,22 @@ class _Slot:
         """The whole arguments from ``.done`` or ``output_item.done``, when they came."""
 
 
-class _Events(StreamReducer):
+class _Events(EventReducer):
     """Typed events in the documented order: created, output_item.added, deltas, the done
     events, output_item.done, completed. Each departure is named; the reply is what came."""
 
+    unterminated = "The stream ended without response.completed; the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.response: dict[str, Any] = {}
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
         self.created = False
         self.ended = False
         self.sequence = -1
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        body = event_object(data, self.findings)
-        if body is None:
-            return
+    def take(self, body: dict[str, Any], data: str, event: str) -> None:
         kind = str(body["type"]) if isinstance(body.get("type"), str) else event
         self.order(kind, body)
         if kind == "error" or (kind == "message" and "error" in body):
@@ -348,7 +328,7 @@ class _Events(StreamReducer):
         if added and isinstance(arguments, str) and arguments:
             slot.arguments.append(arguments)
         elif not added and arguments is not None:
-            slot.done = _arguments(arguments, f"output[{index}]", self.findings)
+            slot.done = string_arguments(arguments, f"output[{index}]", self.findings)
 
     def calls(self) -> list[ToolCall]:
         calls = []
@@ -362,11 +342,7 @@ class _Events(StreamReducer):
             calls.append(ToolCall(slot.id, slot.name, slot.done or streamed))
         return calls
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is ignored: there is no [DONE]; the stream ends with an end event.
-        del terminated
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
+    def reply(self, raw: str) -> Reply:
         calls = self.calls()
         if not calls and isinstance(self.response.get("output"), list):
             # A server that streams no item events still sends the whole response at the end.
@@ -374,12 +350,10 @@ class _Events(StreamReducer):
             if calls:
                 self.findings.append(Finding("calls_only_in_completed", f"{len(calls)} calls"))
             self.text = self.text or [text]
-        raw = self.log.text()
-        reply = _reply("".join(self.text), calls, self.response, self.findings, raw, self.refusal)
-        if not self.ended and reply.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without response.completed; the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(self.text)
+        return _reply(text, calls, self.response, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is ignored: there is no [DONE]; the stream ends with an end event. (The
+        # reply's refusal may also be the end event's `error`, but only once the end came.)
+        return self.ended
