@@ -18,6 +18,7 @@ from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
 from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
+from conchcheck.wire.providers import ApiFamily
 
 RAW_LIMIT = 4000
 """Characters of a body or stream kept in ``Reply.raw`` for the report."""
@@ -163,7 +164,7 @@ class EventReducer(StreamReducer):
 class ChatAdapter(ABC):
     """Translates between conchcheck's neutral chat exchange and one chat API's wire format."""
 
-    api: ClassVar[str]
+    api: ClassVar[ApiFamily]
     framing: ClassVar[Framing]
 
     @abstractmethod

@@ -32,6 +32,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header: the one stable version of the Messages API."""
@@ -63,7 +64,7 @@ _CHOICE = {
 class AnthropicAdapter(ChatAdapter):
     """The Messages API, with tools as ``{"name", "description", "input_schema"}``."""
 
-    api: ClassVar[str] = "anthropic"
+    api: ClassVar[ApiFamily] = ApiFamily.ANTHROPIC
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """The stream has no ``data: [DONE]``; its ``message_stop`` event is the documented end."""

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.lookup import Fetched, fetch_json
-from conchcheck.wire.providers import Catalogue, Target
+from conchcheck.wire.providers import ApiFamily, Catalogue, Target
 from conchcheck.wire.transport import Wire
 
 TTL = 30 * 60.0
@@ -139,7 +139,7 @@ class Catalogues:
 
     async def _listing(self, target: Target, key: Secret | None) -> ModelInfo:
         url = f"{target.base_url}/models"
-        headers = _anthropic(key) if target.provider.api == "anthropic" else _bearer(key)
+        headers = _anthropic(key) if target.provider.api is ApiFamily.ANTHROPIC else _bearer(key)
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
         )

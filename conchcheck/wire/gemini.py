@@ -37,6 +37,7 @@ from conchcheck.wire.chat import (
     ToolChoice,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 SCHEMA_FIELDS = ("parameters", "parametersJsonSchema")
 """Where a declaration may carry its schema; the two are mutually exclusive (provider-facts 4.4)."""
@@ -87,7 +88,7 @@ _SIGNATURE_KEYS = frozenset({"thought", "thoughtSignature"})
 class GeminiAdapter(ChatAdapter):
     """The generateContent API, with tools as ``{"functionDeclarations": […]}``."""
 
-    api: ClassVar[str] = "gemini"
+    api: ClassVar[ApiFamily] = ApiFamily.GEMINI
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """``alt=sse`` sends no ``[DONE]``; the last event carries ``finishReason`` instead."""

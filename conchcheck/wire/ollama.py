@@ -33,6 +33,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 TRUNCATION_RATIO = 0.8
 """``truncation_finding`` flags a prompt counted below this share of the expected size.
@@ -56,7 +57,7 @@ _FINISH = {
 class OllamaAdapter(ChatAdapter):
     """The native chat API, with tools as ``{"type": "function", "function": {…}}``."""
 
-    api: ClassVar[str] = "ollama"
+    api: ClassVar[ApiFamily] = ApiFamily.OLLAMA
     framing: ClassVar[Framing] = Framing.NDJSON
     done_marker: ClassVar[str | None] = None
     """NDJSON has no terminator line; the last line says ``"done": true`` instead."""

@@ -37,6 +37,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 _FINISH = {
     "stop": Finish.STOP,
@@ -51,7 +52,7 @@ _FINISH = {
 class OpenAIAdapter(ChatAdapter):
     """The chat completions API, with tools as ``{"type": "function", "function": {…}}``."""
 
-    api: ClassVar[str] = "openai"
+    api: ClassVar[ApiFamily] = ApiFamily.OPENAI
     framing: ClassVar[Framing] = Framing.SSE
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:

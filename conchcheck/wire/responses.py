@@ -38,6 +38,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 _INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
@@ -46,7 +47,7 @@ _ENDS = ("response.completed", "response.incomplete", "response.failed")
 class ResponsesAdapter(ChatAdapter):
     """The Responses API, with flat function tools and an explicit ``strict`` on each."""
 
-    api: ClassVar[str] = "responses"
+    api: ClassVar[ApiFamily] = ApiFamily.RESPONSES
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """The stream ends with ``response.completed``, not ``data: [DONE]``."""
