@@ -11,9 +11,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from conchcheck.core.excerpt import excerpt
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
@@ -38,7 +39,7 @@ class WireRequest:
     method: str
     url: str
     headers: Mapping[str, str]
-    body: Mapping[str, Any] | None = None
+    body: JsonObject | None = None
     stream: bool = False
     secret_headers: frozenset[str] = field(default_factory=frozenset)
 
@@ -51,7 +52,7 @@ class WireRequest:
 def bearer_post(
     base_url: str,
     path: str,
-    body: Mapping[str, Any],
+    body: JsonObject,
     *,
     key: str | None,
     stream: bool,
@@ -147,7 +148,7 @@ class EventReducer(StreamReducer):
         return reply
 
     @abstractmethod
-    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+    def take(self, body: JsonObject, data: str, event: str) -> None:
         """Read one event: its object, its text (an error event is classified from it) and
         its SSE name (``message`` when it has none)."""
 
@@ -192,11 +193,11 @@ def marker_findings(text: str) -> tuple[Finding, ...]:
     return (Finding("call_markers_in_text", f"the text holds {', '.join(found)}"),)
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes) -> JsonValue:
     """A 2xx body as JSON, or ``WireShapeError`` saying what it was instead."""
     text = body.decode("utf-8", errors="replace")
     try:
-        return json.loads(text)
+        value: JsonValue = json.loads(text)
     except ValueError:
         head = text.lstrip()[:200].lower()
         if head.startswith(("<!doctype", "<html")) or "<body" in head:
@@ -208,6 +209,7 @@ def parse_json(body: bytes) -> Any:
             ShapeKind.NOT_JSON,
             f"The provider answered 2xx with a body that is not JSON: {trim(text, 200)}",
         ) from None
+    return value
 
 
 class RawLog:
@@ -228,10 +230,10 @@ class RawLog:
         return trim("\n".join(self.parts))
 
 
-def event_object(data: str, findings: list[Finding]) -> dict[str, Any] | None:
+def event_object(data: str, findings: list[Finding]) -> JsonObject | None:
     """An event's data as a JSON object, or None with a finding saying what it was instead."""
     try:
-        value = json.loads(data)
+        value: JsonValue = json.loads(data)
     except (ValueError, RecursionError):
         findings.append(Finding("event_not_json", trim(data, 200)))
         return None
@@ -242,23 +244,30 @@ def event_object(data: str, findings: list[Finding]) -> dict[str, Any] | None:
 
 
 def tool_call(
-    item: Any,
+    item: JsonValue,
     index: int,
     findings: list[Finding],
-    arguments: Callable[[Any, str, list[Finding]], str],
+    arguments: Callable[[JsonValue, str, list[Finding]], str],
 ) -> ToolCall | None:
     """A ``{"id", "function": {"name", "arguments"}}`` call; ``arguments`` reads its arguments."""
     where = f"tool_calls[{index}]"
-    function = item.get("function") if isinstance(item, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+    fields: JsonObject = item if isinstance(item, dict) else {}
+    function = fields.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(function, dict) or not isinstance(name, str):
         findings.append(Finding("call_without_name", f"{where} has no function name"))
         return None
     text = arguments(function.get("arguments"), where, findings)
-    call_id = item.get("id")
-    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], text)
+    call_id = fields.get("id")
+    return ToolCall(call_id if isinstance(call_id, str) else None, name, text)
 
 
-def string_arguments(value: Any, where: str, findings: list[Finding]) -> str:
+def items(value: JsonValue) -> list[JsonValue]:
+    """``value`` when it is a JSON list; no items when a field that should be one is not."""
+    return value if isinstance(value, list) else []
+
+
+def string_arguments(value: JsonValue, where: str, findings: list[Finding]) -> str:
     """Arguments an API documents as JSON text, as that text: null is an empty text and an
     object is re-encoded, each with a finding."""
     if isinstance(value, str):

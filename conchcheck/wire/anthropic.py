@@ -6,9 +6,11 @@ Tool inputs travel as JSON objects both ways; quirks are findings on the reply, 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -17,6 +19,7 @@ from conchcheck.wire.adapter import (
     StreamReducer,
     WireRequest,
     WireShapeError,
+    items,
     marker_findings,
     parse_json,
     trim,
@@ -74,7 +77,7 @@ class AnthropicAdapter(ChatAdapter):
         # Anthropic requires max_tokens (the Messages reference; without it the request is a
         # 400) where other APIs default it; 1024 fits a tool call and a short answer.
         max_tokens = request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS
-        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+        body: JsonObject = {"model": request.model, "max_tokens": max_tokens}
         # The API has no system role in `messages` (provider-facts 4.2): the prompt is a
         # top-level field, and several system messages become one text.
         system = "\n\n".join(m.content for m in request.messages if m.role is Role.SYSTEM)
@@ -82,12 +85,13 @@ class AnthropicAdapter(ChatAdapter):
             body["system"] = system
         body["messages"] = _messages(request.messages)
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+            body["tools"] = [_tool(tool) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
-            body["tool_choice"] = {"type": _CHOICE[choice.mode]}
+            tool_choice: JsonObject = {"type": _CHOICE[choice.mode]}
             if choice.mode is ChoiceMode.TOOL:
-                body["tool_choice"]["name"] = choice.name
+                tool_choice["name"] = choice.name
+            body["tool_choice"] = tool_choice
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.stream:
@@ -125,8 +129,8 @@ class AnthropicAdapter(ChatAdapter):
             where = f"content[{index}]"
             if not isinstance(block, dict):
                 findings.append(Finding("block_not_object", f"{where} is {type(block).__name__}"))
-            elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
+            elif block.get("type") == "text" and isinstance(text := block.get("text"), str):
+                texts.append(text)
             elif block.get("type") == "tool_use":
                 name = _name(block.get("name"), where, findings)
                 if name is not None:
@@ -142,41 +146,45 @@ class AnthropicAdapter(ChatAdapter):
         return _Events()
 
 
-def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+def _tool(tool: Tool) -> JsonObject:
     # input_schema is required and must be an object schema (provider-facts S21:
     # "input_schema.type: Field required"), so a tool without arguments gets the empty object.
     # A schema that is set goes as it is: what the API refuses is what the probe measures.
-    tool: dict[str, Any] = {"name": name}
-    if description:
-        tool["description"] = description
-    tool["input_schema"] = dict(parameters) if parameters else {"type": "object", "properties": {}}
-    return tool
+    out: JsonObject = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = (
+        dict(tool.parameters) if tool.parameters else {"type": "object", "properties": {}}
+    )
+    return out
 
 
-def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _messages(messages: tuple[Message, ...]) -> list[JsonValue]:
+    out: list[JsonValue] = []
+    results: list[JsonValue] | None = None  # the blocks of the last turn, when it holds results
     for message in messages:
         if message.role is Role.SYSTEM:
             continue
         if message.role is Role.TOOL:
-            block = {
+            # Every tool_result must sit in the user turn right after its tool_use turn
+            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
+            # immediately after"), so the results of parallel calls share one turn.
+            if results is None:
+                results = []
+                out.append({"role": "user", "content": results})
+            block: JsonObject = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
                 "content": message.content,
             }
-            # Every tool_result must sit in the user turn right after its tool_use turn
-            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
-            # immediately after"), so the results of parallel calls share one turn. Only
-            # result turns are user turns with a list of blocks here.
-            last = out[-1] if out else None
-            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
-                last["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
+            results.append(block)
             continue
+        results = None
         if message.role is Role.ASSISTANT and message.tool_calls:
             # The API refuses an empty text block, so a turn of calls alone has none.
-            content = [{"type": "text", "text": message.content}] if message.content else []
+            content: list[JsonValue] = []
+            if message.content:
+                content.append({"type": "text", "text": message.content})
             content.extend(_tool_use(call) for call in message.tool_calls)
             out.append({"role": "assistant", "content": content})
             continue
@@ -184,12 +192,12 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_use(call: ToolCall) -> dict[str, Any]:
+def _tool_use(call: ToolCall) -> JsonObject:
     # `input` is a JSON object on this API (provider-facts 4.2): the argument text is read
     # back, and text that is not an object replays as {} so the conversation still has the
     # call its tool result answers.
     try:
-        arguments = json.loads(call.arguments)
+        arguments: JsonValue = json.loads(call.arguments)
     except (ValueError, RecursionError):
         arguments = {}
     return {
@@ -200,18 +208,18 @@ def _tool_use(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def _name(name: Any, where: str, findings: list[Finding]) -> str | None:
+def _name(name: JsonValue, where: str, findings: list[Finding]) -> str | None:
     if isinstance(name, str) and name:
         return name
     findings.append(Finding("call_without_name", f"{where}: tool_use has no name"))
     return None
 
 
-def _id(call_id: Any) -> str | None:
+def _id(call_id: JsonValue) -> str | None:
     return call_id if isinstance(call_id, str) else None
 
 
-def _input(value: Any, where: str, findings: list[Finding]) -> str:
+def _input(value: JsonValue, where: str, findings: list[Finding]) -> str:
     if isinstance(value, dict):
         # Documented: input is an object on this API (provider-facts 4.2), not a finding.
         return json.dumps(value, ensure_ascii=False)
@@ -222,11 +230,11 @@ def _input(value: Any, where: str, findings: list[Finding]) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JsonValue) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _usage(usage: Any, before: Usage) -> Usage:
+def _usage(usage: JsonValue, before: Usage) -> Usage:
     # A count the event leaves out keeps the one seen before: message_delta's usage carries
     # output_tokens, and only sometimes input_tokens (vercel/ai
     # anthropic-message-delta-input-tokens.chunks.txt).
@@ -242,11 +250,11 @@ def _usage(usage: Any, before: Usage) -> Usage:
 def _reply(
     text: str,
     calls: list[ToolCall],
-    reason: Any,
+    reason: JsonValue,
     usage: Usage,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     word = reason if isinstance(reason, str) and reason else None
     finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
@@ -261,7 +269,7 @@ def _reply(
 class _Block:
     __slots__ = ("id", "input", "kind", "name", "pieces")
 
-    def __init__(self, block: dict[str, Any]) -> None:
+    def __init__(self, block: JsonObject) -> None:
         self.kind = block.get("type")
         self.id = block.get("id")
         self.name = block.get("name")
@@ -277,32 +285,28 @@ class _Events(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.blocks: dict[int, _Block] = {}
-        self.reason: Any = None
+        self.reason: JsonValue = None
         self.usage = Usage()
         self.stopped = False
 
-    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+    def take(self, body: JsonObject, data: str, event: str) -> None:
         kind = body.get("type")
         if event == "error" or kind == "error":
             # Once the 200 is out, Anthropic reports a failure (overloaded_error, provider-facts
             # R05) as an `error` event and ends the stream: it is classified like any refusal.
             self.refusal = classify(200, data)
-        elif kind == "message_start" and isinstance(body.get("message"), dict):
-            message = body["message"]
-            self.usage = _usage(message.get("usage"), self.usage)
-            if message.get("stop_reason"):
-                self.reason = message["stop_reason"]
-            # A turn resumed after server tools may open with blocks already whole (vercel/ai
-            # anthropic-message-start-prepopulated-content.chunks.txt).
-            for index, block in enumerate(message.get("content") or []):
-                if isinstance(block, dict):
-                    self.blocks[index] = _Block(block)
+        elif kind == "message_start":
+            message = body.get("message")
+            if isinstance(message, dict):
+                self.start(message)
         elif kind == "content_block_start":
             block = body.get("content_block")
             index = self.index(body, fresh=True)
             self.blocks[index] = _Block(block if isinstance(block, dict) else {})
-        elif kind == "content_block_delta" and isinstance(body.get("delta"), dict):
-            self.delta(self.index(body, fresh=False), body["delta"])
+        elif kind == "content_block_delta":
+            delta = body.get("delta")
+            if isinstance(delta, dict):
+                self.delta(self.index(body, fresh=False), delta)
         elif kind == "message_delta":
             delta = body.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
@@ -314,7 +318,17 @@ class _Events(EventReducer):
         # ping, content_block_stop and event types added later carry nothing to keep: the
         # streaming docs ask clients to pass over unknown events.
 
-    def index(self, payload: dict[str, Any], *, fresh: bool) -> int:
+    def start(self, message: JsonObject) -> None:
+        self.usage = _usage(message.get("usage"), self.usage)
+        if message.get("stop_reason"):
+            self.reason = message["stop_reason"]
+        # A turn resumed after server tools may open with blocks already whole (vercel/ai
+        # anthropic-message-start-prepopulated-content.chunks.txt).
+        for index, block in enumerate(items(message.get("content"))):
+            if isinstance(block, dict):
+                self.blocks[index] = _Block(block)
+
+    def index(self, payload: JsonObject, *, fresh: bool) -> int:
         index = payload.get("index")
         if isinstance(index, int) and not isinstance(index, bool):
             return index
@@ -325,7 +339,7 @@ class _Events(EventReducer):
             return max(self.blocks, default=-1) + 1
         return max(self.blocks)
 
-    def delta(self, index: int, delta: dict[str, Any]) -> None:
+    def delta(self, index: int, delta: JsonObject) -> None:
         block = self.blocks.get(index)
         kind = delta.get("type")
         if block is None:
@@ -333,10 +347,11 @@ class _Events(EventReducer):
             self.findings.append(Finding("delta_without_start", f"{kind} for content[{index}]"))
             implied = "tool_use" if kind == "input_json_delta" else "text"
             block = self.blocks[index] = _Block({"type": implied})
-        if kind == "text_delta" and isinstance(delta.get("text"), str):
-            block.pieces.append(delta["text"])
-        elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            block.pieces.append(delta["partial_json"])
+        text, partial = delta.get("text"), delta.get("partial_json")
+        if kind == "text_delta" and isinstance(text, str):
+            block.pieces.append(text)
+        elif kind == "input_json_delta" and isinstance(partial, str):
+            block.pieces.append(partial)
         # thinking_delta, signature_delta and citations_delta are not the answer.
 
     def reply(self, raw: str) -> Reply:

@@ -8,11 +8,11 @@ model, gives ``None`` and the probe tries natively. Catalogues are cached per ba
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.lookup import Fetched, fetch_json
 from conchcheck.wire.providers import ApiFamily, Catalogue, Target
@@ -44,11 +44,11 @@ class Catalogues:
         self.clock = clock
         self._cache: dict[str, tuple[float, Fetched]] = {}
 
-    async def _get(self, key: str, fetch: Callable[[], Any]) -> Fetched:
+    async def _get(self, key: str, fetch: Callable[[], Awaitable[Fetched]]) -> Fetched:
         cached = self._cache.get(key)
         if cached is not None and self.clock() - cached[0] < TTL:
             return cached[1]
-        fetched: Fetched = await fetch()
+        fetched = await fetch()
         self._cache[key] = (self.clock(), fetched)
         return fetched
 
@@ -176,7 +176,7 @@ class Catalogues:
         )
 
 
-def _entries(data: Any) -> list[dict[str, Any]]:
+def _entries(data: JsonValue) -> list[JsonObject]:
     items = data.get("data") if isinstance(data, dict) else None
     return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import httpx
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.nesting import text_too_deep
 from conchcheck.core.refusals import classify
 from conchcheck.wire.framing import Body, drain, encoding_of, too_deep
@@ -26,7 +26,7 @@ class Fetched:
 
     url: str
     status: int | None = None
-    data: Any = None
+    data: JsonValue = None
     error: str | None = None
     """A sentence, keys scrubbed, when no JSON came back."""
 
@@ -37,7 +37,7 @@ async def fetch_json(
     url: str,
     *,
     headers: dict[str, str] | None = None,
-    body: Any = None,
+    body: JsonObject | None = None,
     key: Secret | None = None,
 ) -> Fetched:
     """One JSON request with the same rules as chat: no redirects, key safety, size cap."""
@@ -63,7 +63,7 @@ async def _fetch(
     url: str,
     shown: str,
     headers: dict[str, str] | None,
-    body: Any,
+    body: JsonObject | None,
     secrets: tuple[Secret | None, ...],
 ) -> Fetched:
     try:

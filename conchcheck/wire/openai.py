@@ -8,9 +8,11 @@ llama.cpp's server, vLLM, LM Studio, Groq, Together, Mistral, DeepSeek, xAI and 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -20,6 +22,7 @@ from conchcheck.wire.adapter import (
     WireRequest,
     WireShapeError,
     bearer_post,
+    items,
     marker_findings,
     parse_json,
     string_arguments,
@@ -57,12 +60,12 @@ class OpenAIAdapter(ChatAdapter):
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/chat/completions``; the key as a bearer token."""
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": request.model,
             "messages": [_message(m) for m in request.messages],
         }
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+            body["tools"] = [_tool(tool) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -101,7 +104,7 @@ class OpenAIAdapter(ChatAdapter):
         findings: list[Finding] = []
         text = _content(message.get("content"), findings)
         calls = []
-        for index, item in enumerate(message.get("tool_calls") or []):
+        for index, item in enumerate(items(message.get("tool_calls"))):
             call = _call(item, index, findings)
             if call is not None:
                 calls.append(call)
@@ -113,18 +116,18 @@ class OpenAIAdapter(ChatAdapter):
         return _Chunks()
 
 
-def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
-    if parameters:
-        function["parameters"] = dict(parameters)
+def _tool(tool: Tool) -> JsonObject:
+    function: JsonObject = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.parameters:
+        function["parameters"] = dict(tool.parameters)
     return {"type": "function", "function": function}
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message) -> JsonObject:
     if message.role is Role.TOOL:
-        out: dict[str, Any] = {"role": "tool", "content": message.content}
+        out: JsonObject = {"role": "tool", "content": message.content}
         if message.tool_call_id is not None:
             out["tool_call_id"] = message.tool_call_id
         return out
@@ -142,22 +145,23 @@ def _message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _content(content: Any, findings: list[Finding]) -> str:
+def _content(content: JsonValue, findings: list[Finding]) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     if isinstance(content, list):
         # Some servers answer with content parts, as requests may send them.
         findings.append(Finding("content_as_parts", "message.content is a list of parts"))
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        texts = [part.get("text", "") for part in content if isinstance(part, dict)]
+        return "".join(text for text in texts if isinstance(text, str))
     findings.append(Finding("content_not_text", f"message.content is {type(content).__name__}"))
     return json.dumps(content)
 
 
-def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
+def _call(item: JsonValue, index: int, findings: list[Finding]) -> ToolCall | None:
     return tool_call(item, index, findings, string_arguments)
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: JsonValue) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -170,11 +174,11 @@ def _usage(usage: Any) -> Usage:
 def _reply(
     text: str,
     calls: list[ToolCall],
-    reason: Any,
+    reason: JsonValue,
     usage: Usage,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     word = reason if isinstance(reason, str) else None
     finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
@@ -203,10 +207,10 @@ class _Chunks(EventReducer):
         super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
-        self.reason: Any = None
+        self.reason: JsonValue = None
         self.usage = Usage()
 
-    def take(self, body: dict[str, Any], data: str, event: str) -> None:
+    def take(self, body: JsonObject, data: str, event: str) -> None:
         if event == "error" or "error" in body:
             # LM Studio and Groq send an error event inside a 200 stream (provider-facts N10,
             # S36): it is classified like any refusal, and the reply does not pass.
@@ -214,40 +218,42 @@ class _Chunks(EventReducer):
             return
         if isinstance(body.get("usage"), dict):
             self.usage = _usage(body["usage"])
-        for choice in body.get("choices") or []:
+        for choice in items(body.get("choices")):
             if isinstance(choice, dict):
                 self.choice(choice)
 
-    def choice(self, choice: dict[str, Any]) -> None:
+    def choice(self, choice: JsonObject) -> None:
         if choice.get("finish_reason"):
             self.reason = choice["finish_reason"]
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return
-        if isinstance(delta.get("content"), str):
-            self.text.append(delta["content"])
-        for piece in delta.get("tool_calls") or []:
+        content = delta.get("content")
+        if isinstance(content, str):
+            self.text.append(content)
+        for piece in items(delta.get("tool_calls")):
             if isinstance(piece, dict):
                 self.piece(piece)
 
-    def piece(self, piece: dict[str, Any]) -> None:
-        index = piece.get("index")
+    def piece(self, piece: JsonObject) -> None:
+        index, call_id = piece.get("index"), piece.get("id")
         if not isinstance(index, int):
             # Some servers omit `index` (provider-facts 4.1 says fragments are keyed by it):
             # a piece with a new id opens a call, one without continues the last.
             self.findings.append(Finding("delta_without_index", trim(json.dumps(piece), 200)))
-            fresh = isinstance(piece.get("id"), str) and all(
-                slot.id != piece["id"] for slot in self.slots.values()
+            fresh = isinstance(call_id, str) and all(
+                slot.id != call_id for slot in self.slots.values()
             )
             index = len(self.slots) if fresh or not self.slots else max(self.slots)
         slot = self.slots.setdefault(index, _Slot())
-        if isinstance(piece.get("id"), str) and slot.id is None:
-            slot.id = piece["id"]
+        if isinstance(call_id, str) and slot.id is None:
+            slot.id = call_id
         function = piece.get("function")
         if not isinstance(function, dict):
             return
-        if isinstance(function.get("name"), str):
-            slot.name += function["name"] if not slot.name else ""
+        name = function.get("name")
+        if isinstance(name, str):
+            slot.name += name if not slot.name else ""
         if "arguments" in function:
             where = f"delta tool_calls[{index}]"
             slot.arguments.append(string_arguments(function["arguments"], where, self.findings))

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.errors import InputError
 from conchcheck.redaction import held
 
@@ -53,7 +54,7 @@ _ERRORS: dict[str, type[httpx.TransportError]] = {
 }
 
 
-def body_digest(content: bytes) -> tuple[Any, str]:
+def body_digest(content: bytes) -> tuple[JsonValue, str]:
     """A request body as JSON (None when empty) and the sha256 of its canonical JSON.
 
     Canonical: sorted keys, no spaces, UTF-8 as is. A body that is not JSON is hashed as is.
@@ -61,7 +62,7 @@ def body_digest(content: bytes) -> tuple[Any, str]:
     if not content:
         return None, hashlib.sha256(b"").hexdigest()
     try:
-        value = json.loads(content)
+        value: JsonValue = json.loads(content)
     except ValueError:
         return None, hashlib.sha256(content).hexdigest()
     value = held().value(value)
@@ -75,7 +76,7 @@ class Recorded:
 
     method: str
     url: str
-    request: Any
+    request: JsonValue
     sha256: str
     status: int | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
@@ -86,13 +87,13 @@ class Recorded:
     asker: str = ""
     """The cell it was sent for (``ASKER``); empty when unknown."""
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JsonObject:
         """The exchange as the recording file holds it."""
         try:
             text: str | None = self.body.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "method": self.method,
             "url": self.url,
             "request": self.request,

@@ -10,9 +10,11 @@ with no ``[DONE]``; events out of their documented order are findings, never cra
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -54,11 +56,9 @@ class ResponsesAdapter(ChatAdapter):
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/responses``; the key as a bearer token."""
-        body: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
+        body: JsonObject = {"model": request.model, "input": _input(request.messages)}
         if request.tools:
-            body["tools"] = [
-                _tool(t.name, t.description, t.parameters, request.strict) for t in request.tools
-            ]
+            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -87,12 +87,13 @@ class ResponsesAdapter(ChatAdapter):
         raw = trim(body.decode("utf-8", errors="replace"))
         if not isinstance(data, dict):
             raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, f"Expected a JSON object: {raw[:200]}")
-        if not isinstance(data.get("output"), list):
+        output = data.get("output")
+        if not isinstance(output, list):
             raise WireShapeError(
                 ShapeKind.UNEXPECTED_SHAPE, f"The response has no output list: {raw[:200]}"
             )
         findings: list[Finding] = []
-        text, calls = _output(data["output"], findings)
+        text, calls = _output(output, findings)
         return _reply(text, calls, data, findings, raw)
 
     def reducer(self) -> StreamReducer:
@@ -100,18 +101,18 @@ class ResponsesAdapter(ChatAdapter):
         return _Events()
 
 
-def _tool(name: str, description: str, parameters: Any, strict: bool) -> dict[str, Any]:
-    tool: dict[str, Any] = {"type": "function", "name": name}
-    if description:
-        tool["description"] = description
-    if parameters:
-        tool["parameters"] = dict(parameters)
-    tool["strict"] = strict
-    return tool
+def _tool(tool: Tool, strict: bool) -> JsonObject:
+    function: JsonObject = {"type": "function", "name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.parameters:
+        function["parameters"] = dict(tool.parameters)
+    function["strict"] = strict
+    return function
 
 
-def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+def _input(messages: tuple[Message, ...]) -> list[JsonValue]:
+    items: list[JsonValue] = []
     for message in messages:
         if message.role is Role.TOOL:
             items.append(
@@ -136,8 +137,9 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return items
 
 
-def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall | None:
-    if not isinstance(item.get("name"), str):
+def _call(item: JsonObject, where: str, findings: list[Finding]) -> ToolCall | None:
+    name = item.get("name")
+    if not isinstance(name, str):
         findings.append(Finding("call_without_name", f"{where} has no name"))
         return None
     call_id = item.get("call_id")
@@ -145,10 +147,10 @@ def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall
         # function_call_output answers by call_id: without it no round trip can follow.
         findings.append(Finding("call_without_call_id", f"{where} has no call_id"))
         call_id = None
-    return ToolCall(call_id, item["name"], string_arguments(item.get("arguments"), where, findings))
+    return ToolCall(call_id, name, string_arguments(item.get("arguments"), where, findings))
 
 
-def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
+def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
     text: list[str] = []
     calls: list[ToolCall] = []
     for index, item in enumerate(output):
@@ -164,7 +166,7 @@ def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolC
     return "".join(text), calls
 
 
-def _message_text(content: Any, findings: list[Finding]) -> str:
+def _message_text(content: JsonValue, findings: list[Finding]) -> str:
     if isinstance(content, str):
         findings.append(Finding("content_as_text", "a message item's content is a string"))
         return content
@@ -177,7 +179,7 @@ def _message_text(content: Any, findings: list[Finding]) -> str:
     return "".join(parts)
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: JsonValue) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
@@ -187,7 +189,7 @@ def _usage(usage: Any) -> Usage:
     )
 
 
-def _strict_echo(tools: Any) -> list[Finding]:
+def _strict_echo(tools: JsonValue) -> list[Finding]:
     """What the endpoint says it applied: the response echoes each tool with its ``strict``.
 
     OpenAI defaults ``strict`` to true here; a server that ignores the flag sent shows it.
@@ -207,10 +209,10 @@ def _strict_echo(tools: Any) -> list[Finding]:
 def _reply(
     text: str,
     calls: list[ToolCall],
-    response: dict[str, Any],
+    response: JsonObject,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     status = response.get("status")
     word = status if isinstance(status, str) else None
@@ -255,13 +257,14 @@ class _Events(EventReducer):
         super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
-        self.response: dict[str, Any] = {}
+        self.response: JsonObject = {}
         self.created = False
         self.ended = False
         self.sequence = -1
 
-    def take(self, body: dict[str, Any], data: str, event: str) -> None:
-        kind = str(body["type"]) if isinstance(body.get("type"), str) else event
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        named = body.get("type")
+        kind = named if isinstance(named, str) else event
         self.order(kind, body)
         if kind == "error" or (kind == "message" and "error" in body):
             # An error event inside a 200 stream: classified like any refusal.
@@ -270,22 +273,25 @@ class _Events(EventReducer):
             self.created = True
         elif kind in _ENDS:
             self.ended = True
-            if isinstance(body.get("response"), dict):
-                self.response = body["response"]
-        elif kind == "response.output_text.delta" and isinstance(body.get("delta"), str):
-            self.text.append(body["delta"])
+            response = body.get("response")
+            if isinstance(response, dict):
+                self.response = response
+        elif kind == "response.output_text.delta":
+            delta = body.get("delta")
+            if isinstance(delta, str):
+                self.text.append(delta)
         elif kind in ("response.output_item.added", "response.output_item.done"):
             self.item(kind, body)
         elif kind == "response.function_call_arguments.delta":
-            slot = self.slot(body, kind)
-            if slot is not None and isinstance(body.get("delta"), str):
-                slot.arguments.append(body["delta"])
+            slot, delta = self.slot(body, kind), body.get("delta")
+            if slot is not None and isinstance(delta, str):
+                slot.arguments.append(delta)
         elif kind == "response.function_call_arguments.done":
-            slot = self.slot(body, kind)
-            if slot is not None and isinstance(body.get("arguments"), str):
-                slot.done = body["arguments"]
+            slot, arguments = self.slot(body, kind), body.get("arguments")
+            if slot is not None and isinstance(arguments, str):
+                slot.done = arguments
 
-    def order(self, kind: str, body: dict[str, Any]) -> None:
+    def order(self, kind: str, body: JsonObject) -> None:
         number = body.get("sequence_number")
         if isinstance(number, int):
             if number <= self.sequence:
@@ -299,7 +305,7 @@ class _Events(EventReducer):
         if self.ended:
             self.findings.append(Finding("event_after_completed", kind))
 
-    def slot(self, body: dict[str, Any], kind: str) -> _Slot | None:
+    def slot(self, body: JsonObject, kind: str) -> _Slot | None:
         index = body.get("output_index")
         if not isinstance(index, int):
             self.findings.append(Finding("event_without_output_index", kind))
@@ -310,7 +316,7 @@ class _Events(EventReducer):
             self.slots[index] = _Slot()
         return self.slots[index]
 
-    def item(self, kind: str, body: dict[str, Any]) -> None:
+    def item(self, kind: str, body: JsonObject) -> None:
         item, index = body.get("item"), body.get("output_index")
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return
@@ -321,10 +327,11 @@ class _Events(EventReducer):
         if not added and index not in self.slots:
             self.findings.append(Finding("item_done_without_added", f"output_index {index}"))
         slot = self.slots.setdefault(index, _Slot())
-        if isinstance(item.get("call_id"), str):
-            slot.id = slot.id or item["call_id"]
-        if isinstance(item.get("name"), str):
-            slot.name = slot.name or item["name"]
+        call_id, name = item.get("call_id"), item.get("name")
+        if isinstance(call_id, str):
+            slot.id = slot.id or call_id
+        if isinstance(name, str):
+            slot.name = slot.name or name
         arguments = item.get("arguments")
         if added and isinstance(arguments, str) and arguments:
             slot.arguments.append(arguments)
@@ -345,9 +352,10 @@ class _Events(EventReducer):
 
     def reply(self, raw: str) -> Reply:
         calls = self.calls()
-        if not calls and isinstance(self.response.get("output"), list):
+        output = self.response.get("output")
+        if not calls and isinstance(output, list):
             # A server that streams no item events still sends the whole response at the end.
-            text, calls = _output(self.response["output"], self.findings)
+            text, calls = _output(output, self.findings)
             if calls:
                 self.findings.append(Finding("calls_only_in_completed", f"{len(calls)} calls"))
             self.text = self.text or [text]
