@@ -45,7 +45,7 @@ PREFIXED = "sk-proj-c4n4ry7f3a9c2e41b04d5f8a6e1c0b9d7f3a2e"
 PLAIN = "canary-7f3a9c2e41b04d5f/Qx+Zt8wLm=Rk4vN2p0sY9hJ6"
 """Shaped like nothing known, with "/", "+" and "=" that JSON, URLs and HTML write apart."""
 
-FAMILY_PATH = {
+API_PATH = {
     "openai": "/v1",
     "responses": "/v1",
     "anthropic": "/v1",
@@ -197,9 +197,7 @@ def test_the_key_echoed_back_is_written_nowhere(
         env["CANARY_KEY"] = key
         args = ["--api-key-env", "CANARY_KEY"]
     out, cache = tmp_path / "out", tmp_path / "capabilities.yaml"
-    base = server.url + (
-        "/v1beta/openai" if provider == "gemini-openai" else FAMILY_PATH[known.api]
-    )
+    base = server.url + ("/v1beta/openai" if provider == "gemini-openai" else API_PATH[known.api])
     run = subprocess.run(
         [sys.executable, "-m", "conchcheck", "probe", f"{provider}:m", "--base-url", base,
          "--out", str(out), "--cache", str(cache), *args, *(["--json"] if as_json else [])],

@@ -14,6 +14,7 @@ import typer
 
 from conchcheck.cli.app import app
 from conchcheck.report import ReportFormat
+from conchcheck.wire.providers import ApiFamily
 
 if TYPE_CHECKING:
     pass
@@ -30,9 +31,7 @@ def probe(
     ] = None,
     api: Annotated[
         str | None,
-        typer.Option(
-            help="The API the server speaks: openai, responses, anthropic, ollama, gemini."
-        ),
+        typer.Option(help=f"The API the server speaks: {', '.join(a.value for a in ApiFamily)}."),
     ] = None,
     matrix: Annotated[str, typer.Option(help="A built-in matrix name or a YAML file.")] = "default",
     tools: Annotated[

@@ -25,6 +25,7 @@ from conchcheck.results import Cell, Outcome, SchemaFacts, Stage
 from conchcheck.verdict import PERMISSIVENESS, STRICT_MODE, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
+from conchcheck.wire.providers import ApiFamily
 
 JSON_SCHEMA = "json_schema"
 """Gemini only: the pseudo-dialect of full JSON Schema sent as ``parametersJsonSchema``."""
@@ -68,9 +69,9 @@ class Exploration:
         """Explore, then draw the per-case picture within the cap."""
         self.ctx.announce(Stage.DIALECT, len(self.valid) + len(self.invalid))
         await self.explore()
-        if self.ctx.target.provider.api == "gemini" and self.endpoint_refusal is None:
+        if self.ctx.target.provider.api is ApiFamily.GEMINI and self.endpoint_refusal is None:
             await self.try_all(JSON_SCHEMA)
-        if self.ctx.target.provider.api == "responses" and self.endpoint_refusal is None:
+        if self.ctx.target.provider.api is ApiFamily.RESPONSES and self.endpoint_refusal is None:
             # The exploration sends strict: false; what strict: true does to the same schemas
             # (OpenAI's default there) is recorded beside it, and never decides the dialect.
             await self.strict_mode()

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from conchcheck.wire.adapter import ChatAdapter
-    from conchcheck.wire.providers import Target
+    from conchcheck.wire.providers import ApiFamily, Target
 
 __all__ = ["ADAPTERS", "adapter_for"]
 
 
-def adapters() -> dict[str, type[ChatAdapter]]:
-    """The adapter class for each API family named in the provider registry."""
+def adapters() -> dict[ApiFamily, type[ChatAdapter]]:
+    """The adapter class for each API family."""
     from conchcheck.wire.anthropic import AnthropicAdapter
     from conchcheck.wire.gemini import GeminiAdapter
     from conchcheck.wire.ollama import OllamaAdapter

@@ -11,12 +11,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from conchcheck.core.excerpt import excerpt
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
 from conchcheck.wire.chat import ChatRequest, Finding, Reply, ToolCall
+from conchcheck.wire.providers import ApiFamily
 
 RAW_LIMIT = 4000
 """Characters of a body or stream kept in ``Reply.raw`` for the report."""
@@ -36,7 +39,7 @@ class WireRequest:
     method: str
     url: str
     headers: Mapping[str, str]
-    body: Mapping[str, Any] | None = None
+    body: JsonObject | None = None
     stream: bool = False
     secret_headers: frozenset[str] = field(default_factory=frozenset)
 
@@ -49,7 +52,7 @@ class WireRequest:
 def bearer_post(
     base_url: str,
     path: str,
-    body: Mapping[str, Any],
+    body: JsonObject,
     *,
     key: str | None,
     stream: bool,
@@ -106,10 +109,63 @@ class StreamReducer(ABC):
         """The whole reply; ``terminated`` says the stream ended the documented way."""
 
 
+class EventReducer(StreamReducer):
+    """A reducer for a stream whose every event is one JSON object.
+
+    It counts and logs each event and reads it as an object (a finding when it is not one);
+    at the end it raises ``empty_stream`` when no event came and ``stream_unterminated``,
+    carrying the reply so far, when the stream's documented end did not come and no error
+    event explains why. A subclass reads each object in ``take``, builds the reply in
+    ``reply`` and says in ``reached_end`` whether the end came.
+    """
+
+    empty: ClassVar[str] = "The stream ended without an event."
+    unterminated: ClassVar[str]
+    """What a stream without its documented end lacks, and that the reply may be cut."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.log = RawLog()
+        self.refusal: Refusal | None = None
+        """An error event inside the 2xx stream, classified like any refusal."""
+        self.events = 0
+
+    def feed(self, data: str, event: str = "message") -> None:
+        """Count and log the event, and hand its object to ``take``."""
+        self.events += 1
+        self.log.add(data)
+        body = event_object(data, self.findings)
+        if body is not None:
+            self.take(body, data, event)
+
+    def finish(self, *, terminated: bool) -> Reply:
+        """The reply; ``WireShapeError`` for an empty stream or one cut before its end."""
+        if not self.events:
+            raise WireShapeError(ShapeKind.EMPTY_STREAM, self.empty)
+        reply = self.reply(self.log.text())
+        if not self.reached_end(terminated=terminated) and self.refusal is None:
+            raise WireShapeError(ShapeKind.STREAM_UNTERMINATED, self.unterminated, reply)
+        return reply
+
+    @abstractmethod
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        """Read one event: its object, its text (an error event is classified from it) and
+        its SSE name (``message`` when it has none)."""
+
+    @abstractmethod
+    def reply(self, raw: str) -> Reply:
+        """The reply the events so far make; ``raw`` is their log."""
+
+    @abstractmethod
+    def reached_end(self, *, terminated: bool) -> bool:
+        """Whether the stream came to its documented end; ``terminated`` says the framing's
+        terminator (``data: [DONE]``) was seen."""
+
+
 class ChatAdapter(ABC):
     """Translates between conchcheck's neutral chat exchange and one chat API's wire format."""
 
-    api: ClassVar[str]
+    api: ClassVar[ApiFamily]
     framing: ClassVar[Framing]
 
     @abstractmethod
@@ -137,11 +193,11 @@ def marker_findings(text: str) -> tuple[Finding, ...]:
     return (Finding("call_markers_in_text", f"the text holds {', '.join(found)}"),)
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes) -> JsonValue:
     """A 2xx body as JSON, or ``WireShapeError`` saying what it was instead."""
     text = body.decode("utf-8", errors="replace")
     try:
-        return json.loads(text)
+        value: JsonValue = json.loads(text)
     except ValueError:
         head = text.lstrip()[:200].lower()
         if head.startswith(("<!doctype", "<html")) or "<body" in head:
@@ -153,6 +209,7 @@ def parse_json(body: bytes) -> Any:
             ShapeKind.NOT_JSON,
             f"The provider answered 2xx with a body that is not JSON: {trim(text, 200)}",
         ) from None
+    return value
 
 
 class RawLog:
@@ -173,10 +230,10 @@ class RawLog:
         return trim("\n".join(self.parts))
 
 
-def event_object(data: str, findings: list[Finding]) -> dict[str, Any] | None:
+def event_object(data: str, findings: list[Finding]) -> JsonObject | None:
     """An event's data as a JSON object, or None with a finding saying what it was instead."""
     try:
-        value = json.loads(data)
+        value: JsonValue = json.loads(data)
     except (ValueError, RecursionError):
         findings.append(Finding("event_not_json", trim(data, 200)))
         return None
@@ -187,20 +244,45 @@ def event_object(data: str, findings: list[Finding]) -> dict[str, Any] | None:
 
 
 def tool_call(
-    item: Any,
+    item: JsonValue,
     index: int,
     findings: list[Finding],
-    arguments: Callable[[Any, str, list[Finding]], str],
+    arguments: Callable[[JsonValue, str, list[Finding]], str],
 ) -> ToolCall | None:
     """A ``{"id", "function": {"name", "arguments"}}`` call; ``arguments`` reads its arguments."""
     where = f"tool_calls[{index}]"
-    function = item.get("function") if isinstance(item, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+    fields: JsonObject = item if isinstance(item, dict) else {}
+    function = fields.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(function, dict) or not isinstance(name, str):
         findings.append(Finding("call_without_name", f"{where} has no function name"))
         return None
     text = arguments(function.get("arguments"), where, findings)
-    call_id = item.get("id")
-    return ToolCall(call_id if isinstance(call_id, str) else None, function["name"], text)
+    call_id = fields.get("id")
+    return ToolCall(call_id if isinstance(call_id, str) else None, name, text)
+
+
+def items(value: JsonValue) -> list[JsonValue]:
+    """``value`` when it is a JSON list; no items when a field that should be one is not."""
+    return value if isinstance(value, list) else []
+
+
+def string_arguments(value: JsonValue, where: str, findings: list[Finding]) -> str:
+    """Arguments an API documents as JSON text, as that text: null is an empty text and an
+    object is re-encoded, each with a finding."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        # Seen from OpenAI-compatible servers for calls without arguments (provider-facts 4.1).
+        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
+        return ""
+    # Ollama's /v1 and some compatible servers send an object where the API says a JSON
+    # string (provider-facts 4.3), in chat completions and in Responses items built from a
+    # parsed call; the text is rebuilt so the reader sees one form.
+    findings.append(
+        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
+    )
+    return json.dumps(value, ensure_ascii=False)
 
 
 def trim(text: str, limit: int = RAW_LIMIT) -> str:

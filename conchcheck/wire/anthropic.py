@@ -6,18 +6,20 @@ Tool inputs travel as JSON objects both ways; quirks are findings on the reply, 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
-    event_object,
+    items,
     marker_findings,
     parse_json,
     trim,
@@ -33,6 +35,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header: the one stable version of the Messages API."""
@@ -64,7 +67,7 @@ _CHOICE = {
 class AnthropicAdapter(ChatAdapter):
     """The Messages API, with tools as ``{"name", "description", "input_schema"}``."""
 
-    api: ClassVar[str] = "anthropic"
+    api: ClassVar[ApiFamily] = ApiFamily.ANTHROPIC
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """The stream has no ``data: [DONE]``; its ``message_stop`` event is the documented end."""
@@ -74,7 +77,7 @@ class AnthropicAdapter(ChatAdapter):
         # Anthropic requires max_tokens (the Messages reference; without it the request is a
         # 400) where other APIs default it; 1024 fits a tool call and a short answer.
         max_tokens = request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS
-        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+        body: JsonObject = {"model": request.model, "max_tokens": max_tokens}
         # The API has no system role in `messages` (provider-facts 4.2): the prompt is a
         # top-level field, and several system messages become one text.
         system = "\n\n".join(m.content for m in request.messages if m.role is Role.SYSTEM)
@@ -82,12 +85,13 @@ class AnthropicAdapter(ChatAdapter):
             body["system"] = system
         body["messages"] = _messages(request.messages)
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+            body["tools"] = [_tool(tool) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
-            body["tool_choice"] = {"type": _CHOICE[choice.mode]}
+            tool_choice: JsonObject = {"type": _CHOICE[choice.mode]}
             if choice.mode is ChoiceMode.TOOL:
-                body["tool_choice"]["name"] = choice.name
+                tool_choice["name"] = choice.name
+            body["tool_choice"] = tool_choice
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.stream:
@@ -125,8 +129,8 @@ class AnthropicAdapter(ChatAdapter):
             where = f"content[{index}]"
             if not isinstance(block, dict):
                 findings.append(Finding("block_not_object", f"{where} is {type(block).__name__}"))
-            elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
+            elif block.get("type") == "text" and isinstance(text := block.get("text"), str):
+                texts.append(text)
             elif block.get("type") == "tool_use":
                 name = _name(block.get("name"), where, findings)
                 if name is not None:
@@ -142,41 +146,45 @@ class AnthropicAdapter(ChatAdapter):
         return _Events()
 
 
-def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+def _tool(tool: Tool) -> JsonObject:
     # input_schema is required and must be an object schema (provider-facts S21:
     # "input_schema.type: Field required"), so a tool without arguments gets the empty object.
     # A schema that is set goes as it is: what the API refuses is what the probe measures.
-    tool: dict[str, Any] = {"name": name}
-    if description:
-        tool["description"] = description
-    tool["input_schema"] = dict(parameters) if parameters else {"type": "object", "properties": {}}
-    return tool
+    out: JsonObject = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = (
+        dict(tool.parameters) if tool.parameters else {"type": "object", "properties": {}}
+    )
+    return out
 
 
-def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _messages(messages: tuple[Message, ...]) -> list[JsonValue]:
+    out: list[JsonValue] = []
+    results: list[JsonValue] | None = None  # the blocks of the last turn, when it holds results
     for message in messages:
         if message.role is Role.SYSTEM:
             continue
         if message.role is Role.TOOL:
-            block = {
+            # Every tool_result must sit in the user turn right after its tool_use turn
+            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
+            # immediately after"), so the results of parallel calls share one turn.
+            if results is None:
+                results = []
+                out.append({"role": "user", "content": results})
+            block: JsonObject = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
                 "content": message.content,
             }
-            # Every tool_result must sit in the user turn right after its tool_use turn
-            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
-            # immediately after"), so the results of parallel calls share one turn. Only
-            # result turns are user turns with a list of blocks here.
-            last = out[-1] if out else None
-            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
-                last["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
+            results.append(block)
             continue
+        results = None
         if message.role is Role.ASSISTANT and message.tool_calls:
             # The API refuses an empty text block, so a turn of calls alone has none.
-            content = [{"type": "text", "text": message.content}] if message.content else []
+            content: list[JsonValue] = []
+            if message.content:
+                content.append({"type": "text", "text": message.content})
             content.extend(_tool_use(call) for call in message.tool_calls)
             out.append({"role": "assistant", "content": content})
             continue
@@ -184,12 +192,12 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_use(call: ToolCall) -> dict[str, Any]:
+def _tool_use(call: ToolCall) -> JsonObject:
     # `input` is a JSON object on this API (provider-facts 4.2): the argument text is read
     # back, and text that is not an object replays as {} so the conversation still has the
     # call its tool result answers.
     try:
-        arguments = json.loads(call.arguments)
+        arguments: JsonValue = json.loads(call.arguments)
     except (ValueError, RecursionError):
         arguments = {}
     return {
@@ -200,18 +208,18 @@ def _tool_use(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def _name(name: Any, where: str, findings: list[Finding]) -> str | None:
+def _name(name: JsonValue, where: str, findings: list[Finding]) -> str | None:
     if isinstance(name, str) and name:
         return name
     findings.append(Finding("call_without_name", f"{where}: tool_use has no name"))
     return None
 
 
-def _id(call_id: Any) -> str | None:
+def _id(call_id: JsonValue) -> str | None:
     return call_id if isinstance(call_id, str) else None
 
 
-def _input(value: Any, where: str, findings: list[Finding]) -> str:
+def _input(value: JsonValue, where: str, findings: list[Finding]) -> str:
     if isinstance(value, dict):
         # Documented: input is an object on this API (provider-facts 4.2), not a finding.
         return json.dumps(value, ensure_ascii=False)
@@ -222,11 +230,11 @@ def _input(value: Any, where: str, findings: list[Finding]) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JsonValue) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _usage(usage: Any, before: Usage) -> Usage:
+def _usage(usage: JsonValue, before: Usage) -> Usage:
     # A count the event leaves out keeps the one seen before: message_delta's usage carries
     # output_tokens, and only sometimes input_tokens (vercel/ai
     # anthropic-message-delta-input-tokens.chunks.txt).
@@ -242,11 +250,11 @@ def _usage(usage: Any, before: Usage) -> Usage:
 def _reply(
     text: str,
     calls: list[ToolCall],
-    reason: Any,
+    reason: JsonValue,
     usage: Usage,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     word = reason if isinstance(reason, str) and reason else None
     finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
@@ -261,7 +269,7 @@ def _reply(
 class _Block:
     __slots__ = ("id", "input", "kind", "name", "pieces")
 
-    def __init__(self, block: dict[str, Any]) -> None:
+    def __init__(self, block: JsonObject) -> None:
         self.kind = block.get("type")
         self.id = block.get("id")
         self.name = block.get("name")
@@ -271,56 +279,56 @@ class _Block:
         """Text deltas for a text block; partial_json for a tool_use block."""
 
 
-class _Events(StreamReducer):
+class _Events(EventReducer):
+    unterminated = "The stream ended without its message_stop event; the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.blocks: dict[int, _Block] = {}
-        self.reason: Any = None
+        self.reason: JsonValue = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
         self.stopped = False
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        payload = event_object(data, self.findings)
-        if payload is None:
-            return
-        kind = payload.get("type")
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        kind = body.get("type")
         if event == "error" or kind == "error":
             # Once the 200 is out, Anthropic reports a failure (overloaded_error, provider-facts
             # R05) as an `error` event and ends the stream: it is classified like any refusal.
             self.refusal = classify(200, data)
-        elif kind == "message_start" and isinstance(payload.get("message"), dict):
-            message = payload["message"]
-            self.usage = _usage(message.get("usage"), self.usage)
-            if message.get("stop_reason"):
-                self.reason = message["stop_reason"]
-            # A turn resumed after server tools may open with blocks already whole (vercel/ai
-            # anthropic-message-start-prepopulated-content.chunks.txt).
-            for index, block in enumerate(message.get("content") or []):
-                if isinstance(block, dict):
-                    self.blocks[index] = _Block(block)
+        elif kind == "message_start":
+            message = body.get("message")
+            if isinstance(message, dict):
+                self.start(message)
         elif kind == "content_block_start":
-            block = payload.get("content_block")
-            index = self.index(payload, fresh=True)
+            block = body.get("content_block")
+            index = self.index(body, fresh=True)
             self.blocks[index] = _Block(block if isinstance(block, dict) else {})
-        elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
-            self.delta(self.index(payload, fresh=False), payload["delta"])
+        elif kind == "content_block_delta":
+            delta = body.get("delta")
+            if isinstance(delta, dict):
+                self.delta(self.index(body, fresh=False), delta)
         elif kind == "message_delta":
-            delta = payload.get("delta")
+            delta = body.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
                 self.reason = delta["stop_reason"]
             # The counts in message_delta are cumulative (Anthropic's streaming docs).
-            self.usage = _usage(payload.get("usage"), self.usage)
+            self.usage = _usage(body.get("usage"), self.usage)
         elif kind == "message_stop":
             self.stopped = True
         # ping, content_block_stop and event types added later carry nothing to keep: the
         # streaming docs ask clients to pass over unknown events.
 
-    def index(self, payload: dict[str, Any], *, fresh: bool) -> int:
+    def start(self, message: JsonObject) -> None:
+        self.usage = _usage(message.get("usage"), self.usage)
+        if message.get("stop_reason"):
+            self.reason = message["stop_reason"]
+        # A turn resumed after server tools may open with blocks already whole (vercel/ai
+        # anthropic-message-start-prepopulated-content.chunks.txt).
+        for index, block in enumerate(items(message.get("content"))):
+            if isinstance(block, dict):
+                self.blocks[index] = _Block(block)
+
+    def index(self, payload: JsonObject, *, fresh: bool) -> int:
         index = payload.get("index")
         if isinstance(index, int) and not isinstance(index, bool):
             return index
@@ -331,7 +339,7 @@ class _Events(StreamReducer):
             return max(self.blocks, default=-1) + 1
         return max(self.blocks)
 
-    def delta(self, index: int, delta: dict[str, Any]) -> None:
+    def delta(self, index: int, delta: JsonObject) -> None:
         block = self.blocks.get(index)
         kind = delta.get("type")
         if block is None:
@@ -339,16 +347,14 @@ class _Events(StreamReducer):
             self.findings.append(Finding("delta_without_start", f"{kind} for content[{index}]"))
             implied = "tool_use" if kind == "input_json_delta" else "text"
             block = self.blocks[index] = _Block({"type": implied})
-        if kind == "text_delta" and isinstance(delta.get("text"), str):
-            block.pieces.append(delta["text"])
-        elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            block.pieces.append(delta["partial_json"])
+        text, partial = delta.get("text"), delta.get("partial_json")
+        if kind == "text_delta" and isinstance(text, str):
+            block.pieces.append(text)
+        elif kind == "input_json_delta" and isinstance(partial, str):
+            block.pieces.append(partial)
         # thinking_delta, signature_delta and citations_delta are not the answer.
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
-        # transport cannot know; message_stop is this stream's documented end.
-        del terminated
+    def reply(self, raw: str) -> Reply:
         findings = list(self.findings)
         texts: list[str] = []
         calls: list[ToolCall] = []
@@ -359,17 +365,13 @@ class _Events(StreamReducer):
                 call = self.call(index, block, findings)
                 if call is not None:
                     calls.append(call)
-        raw = self.log.text()
-        reply = _reply("".join(texts), calls, self.reason, self.usage, findings, raw, self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if not self.stopped and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without its message_stop event; the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(texts)
+        return _reply(text, calls, self.reason, self.usage, findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
+        # transport cannot know; message_stop is this stream's documented end.
+        return self.stopped
 
     @staticmethod
     def call(index: int, block: _Block, findings: list[Finding]) -> ToolCall | None:

@@ -8,14 +8,15 @@ model, gives ``None`` and the probe tries natively. Catalogues are cached per ba
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.wire.keys import Secret
-from conchcheck.wire.providers import Catalogue, Target
-from conchcheck.wire.transport import Fetched, Wire, fetch_json
+from conchcheck.wire.lookup import Fetched, fetch_json
+from conchcheck.wire.providers import ApiFamily, Catalogue, Target
+from conchcheck.wire.transport import Wire
 
 TTL = 30 * 60.0
 """Seconds a catalogue (or its failure) is kept."""
@@ -43,11 +44,11 @@ class Catalogues:
         self.clock = clock
         self._cache: dict[str, tuple[float, Fetched]] = {}
 
-    async def _get(self, key: str, fetch: Callable[[], Any]) -> Fetched:
+    async def _get(self, key: str, fetch: Callable[[], Awaitable[Fetched]]) -> Fetched:
         cached = self._cache.get(key)
         if cached is not None and self.clock() - cached[0] < TTL:
             return cached[1]
-        fetched: Fetched = await fetch()
+        fetched = await fetch()
         self._cache[key] = (self.clock(), fetched)
         return fetched
 
@@ -85,9 +86,12 @@ class Catalogues:
         tools = "tools" in params if isinstance(params, list) else None
         window = entry.get("context_length")
         return ModelInfo(
-            source, True, tools, window if isinstance(window, int) else None,
+            source,
+            True,
+            tools,
+            window if isinstance(window, int) else None,
             f"supported_parameters: {params}, context_length: {window}",
-        )  # fmt: skip
+        )
 
     async def _ollama(self, target: Target) -> ModelInfo:
         root = target.base_url.removesuffix("/v1")
@@ -126,14 +130,16 @@ class Catalogues:
         window = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
         window = window if isinstance(window, int) else data.get("n_ctx")
         return ModelInfo(
-            source, None, tools if isinstance(tools, bool) else None,
+            source,
+            None,
+            tools if isinstance(tools, bool) else None,
             window if isinstance(window, int) else None,
             f"chat_template_caps: {caps}, n_ctx: {window}",
-        )  # fmt: skip
+        )
 
     async def _listing(self, target: Target, key: Secret | None) -> ModelInfo:
         url = f"{target.base_url}/models"
-        headers = _anthropic(key) if target.provider.api == "anthropic" else _bearer(key)
+        headers = _anthropic(key) if target.provider.api is ApiFamily.ANTHROPIC else _bearer(key)
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
         )
@@ -162,12 +168,15 @@ class Catalogues:
         window = data.get("inputTokenLimit")
         methods = data.get("supportedGenerationMethods")
         return ModelInfo(
-            source, True, None, window if isinstance(window, int) else None,
+            source,
+            True,
+            None,
+            window if isinstance(window, int) else None,
             f"inputTokenLimit: {window}, supportedGenerationMethods: {methods}",
-        )  # fmt: skip
+        )
 
 
-def _entries(data: Any) -> list[dict[str, Any]]:
+def _entries(data: JsonValue) -> list[JsonObject]:
     items = data.get("data") if isinstance(data, dict) else None
     return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
+from conchcheck.core.jsontypes import JsonObject
 from conchcheck.core.refusals import Refusal
 from conchcheck.wire.chat import Reply
 
@@ -86,7 +87,7 @@ class Exchange:
     method: str
     url: str
     request_headers: dict[str, str]
-    request_body: Any
+    request_body: JsonObject | None
     outcome: RequestOutcome
     status: int | None = None
     attempts: int = 1

@@ -11,6 +11,8 @@ import codecs
 import zlib
 from collections.abc import AsyncIterator
 
+import httpx
+
 from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.wire.adapter import ShapeKind, StreamReducer, WireShapeError
 from conchcheck.wire.chat import Reply
@@ -277,3 +279,21 @@ def too_deep(offset: int) -> WireError:
         "it was not parsed."
     )
     return WireError(WireErrorKind.BAD_SHAPE, detail, ShapeKind.TOO_DEEP.value)
+
+
+async def drain(response: httpx.Response, body: Body) -> WireError | None:
+    """Read the whole of ``response`` into ``body``; why it had to stop, or None."""
+    # The raw bytes, decoded by ``Body`` within the cap: httpx decodes a compressed piece
+    # whole (a gzip bomb grew to 310 MB past the 8 MB cap that way).
+    if body.error is not None:
+        return body.error
+    if response.is_stream_consumed:
+        # Built in memory (httpx.MockTransport): read and decoded before it came here.
+        return body.feed(response.content) or body.close()
+    return await body.read(response.aiter_raw())
+
+
+def encoding_of(response: httpx.Response) -> str | None:
+    """The body's content-encoding still to undo (a MockTransport's arrives decoded)."""
+    encoding: str | None = response.headers.get("content-encoding")
+    return None if response.is_stream_consumed else encoding

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 from urllib.parse import quote
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.refusals import Refusal, classify
 from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
-    event_object,
     marker_findings,
     parse_json,
     trim,
@@ -38,6 +38,7 @@ from conchcheck.wire.chat import (
     ToolChoice,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 SCHEMA_FIELDS = ("parameters", "parametersJsonSchema")
 """Where a declaration may carry its schema; the two are mutually exclusive (provider-facts 4.4)."""
@@ -88,7 +89,7 @@ _SIGNATURE_KEYS = frozenset({"thought", "thoughtSignature"})
 class GeminiAdapter(ChatAdapter):
     """The generateContent API, with tools as ``{"functionDeclarations": […]}``."""
 
-    api: ClassVar[str] = "gemini"
+    api: ClassVar[ApiFamily] = ApiFamily.GEMINI
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """``alt=sse`` sends no ``[DONE]``; the last event carries ``finishReason`` instead."""
@@ -98,17 +99,17 @@ class GeminiAdapter(ChatAdapter):
         field = request.gemini_schema_field
         if field not in SCHEMA_FIELDS:
             raise ValueError(f"gemini_schema_field must be one of {SCHEMA_FIELDS}, not {field!r}.")
-        body: dict[str, Any] = {"contents": _contents(request.messages)}
+        body: JsonObject = {"contents": _contents(request.messages)}
         # Gemini has no system role in `contents`; instructions go in their own field.
         system = [m.content for m in request.messages if m.role is Role.SYSTEM]
         if system:
             body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
         if request.tools:
-            declarations = [_declaration(tool, field) for tool in request.tools]
+            declarations: list[JsonValue] = [_declaration(tool, field) for tool in request.tools]
             body["tools"] = [{"functionDeclarations": declarations}]
         if request.tool_choice is not None:
             body["toolConfig"] = {"functionCallingConfig": _calling(request.tool_choice)}
-        config: dict[str, Any] = {}
+        config: JsonObject = {}
         if request.max_tokens is not None:
             config["maxOutputTokens"] = request.max_tokens
         if request.temperature is not None:
@@ -146,7 +147,7 @@ class GeminiAdapter(ChatAdapter):
         first = candidates[0] if isinstance(candidates, list) and candidates else None
         if not isinstance(first, dict):
             raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(data, raw))
-        reading = _Reading()
+        reading = _Reading([])
         reading.response(data, "")
         return reading.reply(raw)
 
@@ -155,8 +156,8 @@ class GeminiAdapter(ChatAdapter):
         return _Events()
 
 
-def _declaration(tool: Tool, field: str) -> dict[str, Any]:
-    declaration: dict[str, Any] = {"name": tool.name}
+def _declaration(tool: Tool, field: str) -> JsonObject:
+    declaration: JsonObject = {"name": tool.name}
     if tool.description:
         declaration["description"] = tool.description
     # A tool without parameters gets no schema at all: an OBJECT with empty properties is
@@ -166,32 +167,30 @@ def _declaration(tool: Tool, field: str) -> dict[str, Any]:
     return declaration
 
 
-def _calling(choice: ToolChoice) -> dict[str, Any]:
-    config: dict[str, Any] = {"mode": _MODES[choice.mode]}
+def _calling(choice: ToolChoice) -> JsonObject:
+    config: JsonObject = {"mode": _MODES[choice.mode]}
     if choice.mode is ChoiceMode.TOOL and choice.name:
         config["allowedFunctionNames"] = [choice.name]
     return config
 
 
-def _contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _contents(messages: tuple[Message, ...]) -> list[JsonValue]:
     # functionResponse.name is required; a result that lacks one borrows its call's name.
     names = {call.id: call.name for m in messages for call in m.tool_calls if call.id}
-    contents: list[dict[str, Any]] = []
-    after_result = False
+    contents: list[JsonValue] = []
+    results: list[JsonValue] | None = None  # the parts of the last turn, when it holds results
     for message in messages:
         if message.role is Role.SYSTEM:
             continue
         if message.role is Role.TOOL:
-            part = {"functionResponse": _response(message, names)}
             # All answers to one call turn go in one user turn: Gemini wants as many
             # functionResponse parts as the call turn had functionCall parts.
-            if after_result:
-                contents[-1]["parts"].append(part)
-            else:
-                contents.append({"role": "user", "parts": [part]})
-            after_result = True
+            if results is None:
+                results = []
+                contents.append({"role": "user", "parts": results})
+            results.append({"functionResponse": _response(message, names)})
             continue
-        after_result = False
+        results = None
         if message.role is Role.ASSISTANT:
             contents.append({"role": "model", "parts": _model_parts(message)})
         else:
@@ -199,50 +198,52 @@ def _contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return contents
 
 
-def _model_parts(message: Message) -> list[dict[str, Any]]:
+def _model_parts(message: Message) -> list[JsonValue]:
     if not message.tool_calls:
         return [{"text": message.content}]
-    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    parts: list[JsonValue] = [{"text": message.content}] if message.content else []
     for call in message.tool_calls:
-        function: dict[str, Any] = {"name": call.name, "args": _args(call.arguments)}
+        function: JsonObject = {"name": call.name, "args": _args(call.arguments)}
         if call.id is not None:
             function["id"] = call.id
         parts.append({"functionCall": function, "thoughtSignature": SKIP_SIGNATURE})
     return parts
 
 
-def _args(arguments: str) -> dict[str, Any]:
+def _args(arguments: str) -> JsonObject:
     # `args` is a protobuf Struct, an object or nothing: text that is not one JSON object
     # cannot travel, and `{}` keeps the call turn well-formed for the answer that follows.
     try:
-        value = json.loads(arguments)
+        value: JsonValue = json.loads(arguments)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def _response(message: Message, names: Mapping[str, str]) -> dict[str, Any]:
+def _response(message: Message, names: Mapping[str, str]) -> JsonObject:
     name = message.name or names.get(message.tool_call_id or "", "")
     # `response` must be an object; without an "output" or "error" key the whole object is
     # read as the function's output (FunctionResponse.response in googleapis/python-genai).
-    out: dict[str, Any] = {"name": name, "response": {"content": message.content}}
+    out: JsonObject = {"name": name, "response": {"content": message.content}}
     if message.tool_call_id is not None:
         out["id"] = message.tool_call_id
     return out
 
 
-def _no_candidates(data: Mapping[str, Any], raw: str) -> str:
+def _no_candidates(data: JsonObject, raw: str) -> str:
     # A prompt refused by the safety filters gets no candidates, only promptFeedback.
     feedback = data.get("promptFeedback")
-    if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
-        why = feedback["blockReason"]
-        if isinstance(feedback.get("blockReasonMessage"), str):
-            why += f": {feedback['blockReasonMessage']}"
+    if not isinstance(feedback, dict):
+        feedback = {}
+    why, message = feedback.get("blockReason"), feedback.get("blockReasonMessage")
+    if isinstance(why, str):
+        if isinstance(message, str):
+            why += f": {message}"
         return f"The reply has no candidates: the prompt was blocked ({trim(why, 200)})."
     return f"The reply has no candidates: {raw[:200]}"
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: JsonValue) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     prompt, completion = usage.get("promptTokenCount"), usage.get("candidatesTokenCount")
@@ -253,19 +254,20 @@ def _usage(usage: Any) -> Usage:
 
 
 class _Reading:
-    """What one or more GenerateContentResponse objects say, merged in order."""
+    """What one or more GenerateContentResponse objects say, merged in order; where they
+    strayed goes into ``findings``."""
 
-    def __init__(self) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.reason: str | None = None
         self.message: str | None = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
+        self.findings = findings
         self.candidates = 0
-        self.blocked: Mapping[str, Any] | None = None
+        self.blocked: JsonObject | None = None
 
-    def response(self, data: Mapping[str, Any], where: str) -> None:
+    def response(self, data: JsonObject, where: str) -> None:
         if "usageMetadata" in data:
             # Each streamed event repeats the counts so far; the last one holds the totals.
             self.usage = _usage(data["usageMetadata"])
@@ -279,17 +281,18 @@ class _Reading:
             self.findings.append(Finding("candidate_not_object", f"{where}candidates[0]"))
             return
         self.candidates += 1
-        if isinstance(candidate.get("finishReason"), str):
-            self.reason = candidate["finishReason"]
-        if isinstance(candidate.get("finishMessage"), str):
-            self.message = candidate["finishMessage"]
+        reason, message = candidate.get("finishReason"), candidate.get("finishMessage")
+        if isinstance(reason, str):
+            self.reason = reason
+        if isinstance(message, str):
+            self.message = message
         # SAFETY and MALFORMED_FUNCTION_CALL candidates come without content: nothing to read.
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         for index, part in enumerate(parts if isinstance(parts, list) else []):
             self.part(part, f"{where}parts[{index}]")
 
-    def part(self, part: Any, where: str) -> None:
+    def part(self, part: JsonValue, where: str) -> None:
         if not isinstance(part, dict):
             self.findings.append(Finding("part_not_object", f"{where} is {type(part).__name__}"))
             return
@@ -297,17 +300,19 @@ class _Reading:
             # A thought summary (includeThoughts) is the model's reasoning, not its answer: in
             # the text, a call it only considered would be read as one it made.
             return
+        text = part.get("text")
         if "functionCall" in part:
             self.call(part["functionCall"], where)
-        elif isinstance(part.get("text"), str):
-            self.text.append(part["text"])
+        elif isinstance(text, str):
+            self.text.append(text)
         elif set(part) - _SIGNATURE_KEYS:
             # executableCode, inlineData, …: the model answered in a form a chat reply can't show.
             unread = ", ".join(sorted(set(part) - _SIGNATURE_KEYS))
             self.findings.append(Finding("part_unread", f"{where} holds {unread}"))
 
-    def call(self, value: Any, where: str) -> None:
-        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+    def call(self, value: JsonValue, where: str) -> None:
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(value, dict) or not isinstance(name, str):
             self.findings.append(Finding("call_without_name", f"{where}: functionCall has no name"))
             return
         args = value.get("args")
@@ -323,9 +328,7 @@ class _Reading:
             )
             arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         call_id = value.get("id")
-        self.calls.append(
-            ToolCall(call_id if isinstance(call_id, str) else None, value["name"], arguments)
-        )
+        self.calls.append(ToolCall(call_id if isinstance(call_id, str) else None, name, arguments))
 
     def reply(self, raw: str, refusal: Refusal | None = None) -> Reply:
         findings = list(self.findings)
@@ -346,41 +349,29 @@ class _Reading:
         return Reply(text, calls, finish, word, self.usage, tuple(findings), raw, refusal)
 
 
-class _Events(StreamReducer):
-    def __init__(self) -> None:
-        self.reading = _Reading()
-        self.log = RawLog()
-        self.refusal: Refusal | None = None
-        self.events = 0
+class _Events(EventReducer):
+    unterminated = "The stream ended before an event carried a finishReason; the reply may be cut."
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        chunk = event_object(data, self.reading.findings)
-        if chunk is None:
-            return
-        if isinstance(chunk.get("error"), dict):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = _Reading(self.findings)
+
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        if isinstance(body.get("error"), dict):
             # A failure after the 200 went out arrives as an event holding Google's error
             # envelope: classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        self.reading.response(chunk, f"event {self.events}: ")
+        self.reading.response(body, f"event {self.events}: ")
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is always False here (no done marker): the finishReason is the end.
+    def reply(self, raw: str) -> Reply:
         reading = self.reading
-        reply = reading.reply(self.log.text(), self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if self.refusal is not None:
-            return reply
-        if not reading.candidates and reading.blocked is not None:
-            raw = trim(json.dumps(reading.blocked, ensure_ascii=False), 200)
-            raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(reading.blocked, raw))
-        if reading.reason is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended before an event carried a finishReason; the reply may be cut.",
-                reply,
-            )
-        return reply
+        if self.refusal is None and not reading.candidates and reading.blocked is not None:
+            # A prompt the safety filters blocked gets no candidates, as in `parse`.
+            blocked = trim(json.dumps(reading.blocked, ensure_ascii=False), 200)
+            raise WireShapeError(ShapeKind.EMPTY_CHOICES, _no_candidates(reading.blocked, blocked))
+        return reading.reply(raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is always False here (no done marker): the finishReason is the end.
+        return self.reading.reason is not None

@@ -13,10 +13,10 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
+from conchcheck.core.jsontypes import JsonValue
 from conchcheck.wire.framing import SSEDecoder
 
 SESSION_HEADER = "mcp-session-id"
@@ -28,7 +28,7 @@ class McpHttpReply:
     """What one POST came to: the messages the server sent, or why there are none."""
 
     status: int | None = None
-    messages: tuple[Any, ...] = ()
+    messages: tuple[JsonValue, ...] = ()
     session: str | None = None
     """The ``Mcp-Session-Id`` the server gave, if it gave one."""
     error: str | None = None
@@ -55,7 +55,7 @@ class McpHttpClient:
         self.client.close()
 
     def post(
-        self, message: Mapping[str, Any], *, headers: Mapping[str, str], deadline: float
+        self, message: Mapping[str, object], *, headers: Mapping[str, str], deadline: float
     ) -> McpHttpReply:
         """POST ``message``; stop reading once the response to its id has come."""
         left = deadline - time.monotonic()
@@ -76,12 +76,12 @@ class McpHttpClient:
         except httpx.HTTPError as exc:
             return McpHttpReply(error=f"{type(exc).__name__}: {exc}")
 
-    def _read(self, response: httpx.Response, ident: Any, deadline: float) -> McpHttpReply:
+    def _read(self, response: httpx.Response, ident: object, deadline: float) -> McpHttpReply:
         status, session = response.status_code, response.headers.get(SESSION_HEADER)
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         sse = kind == "text/event-stream" and 200 <= status < 300
         decoder = SSEDecoder(done_marker=None)
-        body, messages = bytearray(), []
+        body, messages = bytearray(), list[JsonValue]()
         for chunk in response.iter_raw() if sse else response.iter_bytes():
             body += chunk
             if len(body) > self.max_bytes:
@@ -102,15 +102,15 @@ class McpHttpClient:
         if not text.strip():
             return McpHttpReply(status, (), session)
         try:
-            value = json.loads(text)
+            value: JsonValue = json.loads(text)
         except ValueError:
             return McpHttpReply(status, error=f"a {kind or 'reply'} body that is not JSON")
         # JSON-RPC allows a batch (a list) in a reply as well as one message.
         return McpHttpReply(status, tuple(value if isinstance(value, list) else [value]), session)
 
 
-def _parsed(events: list[tuple[str, str]]) -> list[Any]:
-    out = []
+def _parsed(events: list[tuple[str, str]]) -> list[JsonValue]:
+    out: list[JsonValue] = []
     for _, data in events:
         try:
             out.append(json.loads(data))
@@ -119,7 +119,7 @@ def _parsed(events: list[tuple[str, str]]) -> list[Any]:
     return out
 
 
-def _answers(message: Any, ident: Any) -> bool:
+def _answers(message: JsonValue, ident: object) -> bool:
     return (
         isinstance(message, Mapping)
         and message.get("id") == ident

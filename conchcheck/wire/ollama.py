@@ -6,19 +6,21 @@ Tool arguments travel as JSON objects both ways; quirks are findings on the repl
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
+    items,
     marker_findings,
     parse_json,
     tool_call,
@@ -34,6 +36,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 TRUNCATION_RATIO = 0.8
 """``truncation_finding`` flags a prompt counted below this share of the expected size.
@@ -57,26 +60,26 @@ _FINISH = {
 class OllamaAdapter(ChatAdapter):
     """The native chat API, with tools as ``{"type": "function", "function": {…}}``."""
 
-    api: ClassVar[str] = "ollama"
+    api: ClassVar[ApiFamily] = ApiFamily.OLLAMA
     framing: ClassVar[Framing] = Framing.NDJSON
     done_marker: ClassVar[str | None] = None
     """NDJSON has no terminator line; the last line says ``"done": true`` instead."""
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/api/chat``; a key, when given, as a bearer token."""
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": request.model,
             "messages": [_message(m) for m in request.messages],
         }
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+            body["tools"] = [_tool(tool) for tool in request.tools]
         # request.tool_choice is left out: the native API has no such field (api.ChatRequest),
         # so the model always chooses freely. The probe must record REQUIRED or TOOL as not
         # enforceable on this API, not read an unforced reply as the model ignoring it.
         # Ollama streams when `stream` is absent (api.ChatRequest: "true by default"), so the
         # flag is always written; a missing false would turn a plain parse into NDJSON.
         body["stream"] = request.stream
-        options: dict[str, Any] = {}
+        options: JsonObject = {}
         if request.max_tokens is not None:
             options["num_predict"] = request.max_tokens
         if request.temperature is not None:
@@ -85,9 +88,13 @@ class OllamaAdapter(ChatAdapter):
             body["options"] = options
         # Ollama itself takes no key; one is only for Ollama behind an auth proxy.
         return bearer_post(
-            base_url, "/api/chat", body, key=key, stream=request.stream,
+            base_url,
+            "/api/chat",
+            body,
+            key=key,
+            stream=request.stream,
             accept="application/x-ndjson",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A chat response; ``message`` holds the text and the calls, the body the counts."""
@@ -114,7 +121,7 @@ class OllamaAdapter(ChatAdapter):
         # the text, where a call the model only considered would read as call markers.
         text = _content(message.get("content"), findings)
         calls: list[ToolCall] = []
-        for index, item in enumerate(message.get("tool_calls") or []):
+        for index, item in enumerate(items(message.get("tool_calls"))):
             call = _call(item, index, findings)
             if call is not None:
                 calls.append(call)
@@ -148,21 +155,21 @@ def truncation_finding(reply: Reply, expected_prompt_tokens: int) -> Finding | N
     )
 
 
-def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+def _tool(tool: Tool) -> JsonObject:
     # api.ToolFunction has `description` omitempty but always writes `parameters`, so Ollama's
     # own client sends a tool without arguments as `"parameters": {}`; the body does the same.
-    function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
-    function["parameters"] = dict(parameters)
+    function: JsonObject = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = dict(tool.parameters)
     return {"type": "function", "function": function}
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message) -> JsonObject:
     if message.role is Role.TOOL:
         # A tool result names its tool (api.Message `tool_name`); the call id is newer and
         # optional (provider-facts 4.3).
-        out: dict[str, Any] = {"role": "tool", "content": message.content}
+        out: JsonObject = {"role": "tool", "content": message.content}
         if message.name is not None:
             out["tool_name"] = message.name
         if message.tool_call_id is not None:
@@ -174,7 +181,7 @@ def _message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _outgoing_call(call: ToolCall) -> dict[str, Any]:
+def _outgoing_call(call: ToolCall) -> JsonObject:
     # api.ToolCallFunctionArguments is a JSON object: argument text would be refused when the
     # server decodes the request, so it is read back; text that is not an object replays as {}
     # so the conversation still has the call its tool result answers.
@@ -182,7 +189,7 @@ def _outgoing_call(call: ToolCall) -> dict[str, Any]:
         arguments = json.loads(call.arguments)
     except (ValueError, RecursionError):
         arguments = {}
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "function": {
             "name": call.name,
             "arguments": arguments if isinstance(arguments, dict) else {},
@@ -193,14 +200,14 @@ def _outgoing_call(call: ToolCall) -> dict[str, Any]:
     return out
 
 
-def _content(content: Any, findings: list[Finding]) -> str:
+def _content(content: JsonValue, findings: list[Finding]) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     findings.append(Finding("content_not_text", f"message.content is {type(content).__name__}"))
     return json.dumps(content, ensure_ascii=False)
 
 
-def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
+def _arguments(value: JsonValue, where: str, findings: list[Finding]) -> str:
     if isinstance(value, dict):
         # Documented: arguments are an object on this API (api.ToolCallFunction), not a finding.
         return json.dumps(value, ensure_ascii=False)
@@ -219,26 +226,26 @@ def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
+def _call(item: JsonValue, index: int, findings: list[Finding]) -> ToolCall | None:
     return tool_call(item, index, findings, _arguments)
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JsonValue) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _usage(data: dict[str, Any]) -> Usage:
+def _usage(data: JsonObject) -> Usage:
     return Usage(_count(data.get("prompt_eval_count")), _count(data.get("eval_count")))
 
 
 def _reply(
     text: str,
     calls: list[ToolCall],
-    reason: Any,
+    reason: JsonValue,
     usage: Usage,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     # Ollama says "stop" after tool calls too (ollama/ollama#12557): that is its documented
     # word, so unlike the OpenAI adapter it is no finding and the finish stays STOP.
@@ -249,60 +256,49 @@ def _reply(
     return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
 
 
-class _Lines(StreamReducer):
+class _Lines(EventReducer):
+    empty = "The stream ended without a line."
+    unterminated = 'The stream ended without its "done": true line; the reply may be cut.'
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.items = 0  # calls seen on all lines, named or not: `where` in findings
-        self.reason: Any = None
+        self.reason: JsonValue = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
         self.done = False
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        line = event_object(data, self.findings)
-        if line is None:
-            return
-        if line.get("error"):
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        if body.get("error"):
             # Once the 200 and the first lines are out, Ollama reports a failure as one
             # {"error": "…"} line and ends the stream (docs/api/errors.mdx; server/routes.go
             # streamResponse): it is classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        message = line.get("message")
+        message = body.get("message")
         if isinstance(message, dict):
             # `thinking` pieces stay out of the text, as in `parse`.
-            if isinstance(message.get("content"), str):
-                self.text.append(message["content"])
-            for item in message.get("tool_calls") or []:
+            content = message.get("content")
+            if isinstance(content, str):
+                self.text.append(content)
+            for item in items(message.get("tool_calls")):
                 # Ollama's parser sends each call whole, on the line where it closed
                 # (ollama.com/blog/streaming-tool); several lines may carry calls, in order.
                 call = _call(item, self.items, self.findings)
                 self.items += 1
                 if call is not None:
                     self.calls.append(call)
-        if line.get("done") is True:
+        if body.get("done") is True:
             self.done = True
-            self.reason = line.get("done_reason")
-            self.usage = _usage(line)
+            self.reason = body.get("done_reason")
+            self.usage = _usage(body)
 
-    def finish(self, *, terminated: bool) -> Reply:
+    def reply(self, raw: str) -> Reply:
+        text = "".join(self.text)
+        return _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: NDJSON has no terminator of its own, so the transport cannot
         # know; the line with "done": true is this stream's only documented end.
-        del terminated
-        text, raw = "".join(self.text), self.log.text()
-        reply = _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without a line.")
-        if not self.done and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                'The stream ended without its "done": true line; the reply may be cut.',
-                reply,
-            )
-        return reply
+        return self.done

@@ -8,21 +8,24 @@ llama.cpp's server, vLLM, LM Studio, Groq, Together, Mistral, DeepSeek, xAI and 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
+    items,
     marker_findings,
     parse_json,
+    string_arguments,
     tool_call,
     trim,
 )
@@ -37,6 +40,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 _FINISH = {
     "stop": Finish.STOP,
@@ -51,17 +55,17 @@ _FINISH = {
 class OpenAIAdapter(ChatAdapter):
     """The chat completions API, with tools as ``{"type": "function", "function": {…}}``."""
 
-    api: ClassVar[str] = "openai"
+    api: ClassVar[ApiFamily] = ApiFamily.OPENAI
     framing: ClassVar[Framing] = Framing.SSE
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/chat/completions``; the key as a bearer token."""
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": request.model,
             "messages": [_message(m) for m in request.messages],
         }
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
+            body["tools"] = [_tool(tool) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -77,9 +81,13 @@ class OpenAIAdapter(ChatAdapter):
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return bearer_post(
-            base_url, "/chat/completions", body, key=key, stream=request.stream,
+            base_url,
+            "/chat/completions",
+            body,
+            key=key,
+            stream=request.stream,
             accept="text/event-stream",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A chat completion; ``choices[0].message`` holds the text and the calls."""
@@ -96,7 +104,7 @@ class OpenAIAdapter(ChatAdapter):
         findings: list[Finding] = []
         text = _content(message.get("content"), findings)
         calls = []
-        for index, item in enumerate(message.get("tool_calls") or []):
+        for index, item in enumerate(items(message.get("tool_calls"))):
             call = _call(item, index, findings)
             if call is not None:
                 calls.append(call)
@@ -108,18 +116,18 @@ class OpenAIAdapter(ChatAdapter):
         return _Chunks()
 
 
-def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
-    if parameters:
-        function["parameters"] = dict(parameters)
+def _tool(tool: Tool) -> JsonObject:
+    function: JsonObject = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.parameters:
+        function["parameters"] = dict(tool.parameters)
     return {"type": "function", "function": function}
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message) -> JsonObject:
     if message.role is Role.TOOL:
-        out: dict[str, Any] = {"role": "tool", "content": message.content}
+        out: JsonObject = {"role": "tool", "content": message.content}
         if message.tool_call_id is not None:
             out["tool_call_id"] = message.tool_call_id
         return out
@@ -137,37 +145,23 @@ def _message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _content(content: Any, findings: list[Finding]) -> str:
+def _content(content: JsonValue, findings: list[Finding]) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     if isinstance(content, list):
         # Some servers answer with content parts, as requests may send them.
         findings.append(Finding("content_as_parts", "message.content is a list of parts"))
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        texts = [part.get("text", "") for part in content if isinstance(part, dict)]
+        return "".join(text for text in texts if isinstance(text, str))
     findings.append(Finding("content_not_text", f"message.content is {type(content).__name__}"))
     return json.dumps(content)
 
 
-def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        # Seen from OpenAI-compatible servers for calls without arguments (provider-facts 4.1).
-        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
-        return ""
-    # Ollama's /v1 and some compatible servers send an object where the API says a JSON
-    # string (provider-facts 4.3); the text is rebuilt so the reader sees one form.
-    findings.append(
-        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
-    )
-    return json.dumps(value, ensure_ascii=False)
+def _call(item: JsonValue, index: int, findings: list[Finding]) -> ToolCall | None:
+    return tool_call(item, index, findings, string_arguments)
 
 
-def _call(item: Any, index: int, findings: list[Finding]) -> ToolCall | None:
-    return tool_call(item, index, findings, _arguments)
-
-
-def _usage(usage: Any) -> Usage:
+def _usage(usage: JsonValue) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -180,11 +174,11 @@ def _usage(usage: Any) -> Usage:
 def _reply(
     text: str,
     calls: list[ToolCall],
-    reason: Any,
+    reason: JsonValue,
     usage: Usage,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     word = reason if isinstance(reason, str) else None
     finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
@@ -206,89 +200,72 @@ class _Slot:
         self.arguments: list[str] = []
 
 
-class _Chunks(StreamReducer):
+class _Chunks(EventReducer):
+    unterminated = "The stream ended without its terminator (data: [DONE]); the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
-        self.reason: Any = None
+        self.reason: JsonValue = None
         self.usage = Usage()
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        chunk = event_object(data, self.findings)
-        if chunk is None:
-            return
-        if event == "error" or "error" in chunk:
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        if event == "error" or "error" in body:
             # LM Studio and Groq send an error event inside a 200 stream (provider-facts N10,
             # S36): it is classified like any refusal, and the reply does not pass.
             self.refusal = classify(200, data)
             return
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = _usage(chunk["usage"])
-        for choice in chunk.get("choices") or []:
+        if isinstance(body.get("usage"), dict):
+            self.usage = _usage(body["usage"])
+        for choice in items(body.get("choices")):
             if isinstance(choice, dict):
                 self.choice(choice)
 
-    def choice(self, choice: dict[str, Any]) -> None:
+    def choice(self, choice: JsonObject) -> None:
         if choice.get("finish_reason"):
             self.reason = choice["finish_reason"]
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return
-        if isinstance(delta.get("content"), str):
-            self.text.append(delta["content"])
-        for piece in delta.get("tool_calls") or []:
+        content = delta.get("content")
+        if isinstance(content, str):
+            self.text.append(content)
+        for piece in items(delta.get("tool_calls")):
             if isinstance(piece, dict):
                 self.piece(piece)
 
-    def piece(self, piece: dict[str, Any]) -> None:
-        index = piece.get("index")
+    def piece(self, piece: JsonObject) -> None:
+        index, call_id = piece.get("index"), piece.get("id")
         if not isinstance(index, int):
             # Some servers omit `index` (provider-facts 4.1 says fragments are keyed by it):
             # a piece with a new id opens a call, one without continues the last.
             self.findings.append(Finding("delta_without_index", trim(json.dumps(piece), 200)))
-            fresh = isinstance(piece.get("id"), str) and all(
-                slot.id != piece["id"] for slot in self.slots.values()
+            fresh = isinstance(call_id, str) and all(
+                slot.id != call_id for slot in self.slots.values()
             )
             index = len(self.slots) if fresh or not self.slots else max(self.slots)
         slot = self.slots.setdefault(index, _Slot())
-        if isinstance(piece.get("id"), str) and slot.id is None:
-            slot.id = piece["id"]
+        if isinstance(call_id, str) and slot.id is None:
+            slot.id = call_id
         function = piece.get("function")
         if not isinstance(function, dict):
             return
-        if isinstance(function.get("name"), str):
-            slot.name += function["name"] if not slot.name else ""
+        name = function.get("name")
+        if isinstance(name, str):
+            slot.name += name if not slot.name else ""
         if "arguments" in function:
-            value = function["arguments"]
-            if isinstance(value, str):
-                slot.arguments.append(value)
-            else:
-                slot.arguments.append(
-                    _arguments(value, f"delta tool_calls[{index}]", self.findings)
-                )
+            where = f"delta tool_calls[{index}]"
+            slot.arguments.append(string_arguments(function["arguments"], where, self.findings))
 
-    def finish(self, *, terminated: bool) -> Reply:
+    def reply(self, raw: str) -> Reply:
         calls = [
             ToolCall(slot.id, slot.name, "".join(slot.arguments))
             for _, slot in sorted(self.slots.items())
             if slot.name
         ]
-        raw = self.log.text()
-        reply = _reply(
-            "".join(self.text), calls, self.reason, self.usage, self.findings, raw, self.refusal
-        )
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
-        if not terminated and self.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without its terminator (data: [DONE]); the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(self.text)
+        return _reply(text, calls, self.reason, self.usage, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        return terminated

@@ -1,8 +1,9 @@
-"""The providers conchcheck knows, and targets written ``provider:model``.
+"""The providers conchcheck knows, the chat API families they speak, and targets written
+``provider:model``.
 
-Each provider names its chat API family (which adapter speaks to it), its default base URL,
-the environment variable its key is read from (none for local servers), the schema dialect
-its family needs and where its catalogue says what a model can do.
+Each provider names its API family (which adapter speaks to it), its default base URL, the
+environment variable its key is read from (none for local servers), the schema dialect it
+needs and where its catalogue says what a model can do.
 """
 
 from __future__ import annotations
@@ -15,6 +16,24 @@ from urllib.parse import urlsplit
 
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
+
+
+class ApiFamily(str, Enum):
+    """A chat API family: one wire format, spoken by one adapter (``--api`` names one)."""
+
+    OPENAI = "openai"
+    """Chat completions (``/chat/completions``), and every OpenAI-compatible server."""
+    RESPONSES = "responses"
+    """OpenAI's Responses API (``/responses``)."""
+    ANTHROPIC = "anthropic"
+    """Anthropic's Messages API (``/messages``)."""
+    OLLAMA = "ollama"
+    """Ollama's native chat API (``/api/chat``)."""
+    GEMINI = "gemini"
+    """Gemini's native ``generateContent``."""
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class Catalogue(str, Enum):
@@ -31,12 +50,11 @@ class Catalogue(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class Provider:
-    """One provider: how to reach it and what its family needs."""
+    """One provider: how to reach it and what it needs."""
 
     name: str
-    api: str
-    """The adapter's API family: ``openai``, ``responses``, ``anthropic``, ``ollama`` or
-    ``gemini``."""
+    api: ApiFamily
+    """The API family it speaks, which picks the adapter."""
     base_url: str
     key_env: str | None
     """The variable the key is read from; None for servers that need none."""
@@ -57,7 +75,7 @@ class Provider:
 
 def _p(
     name: str,
-    api: str,
+    api: ApiFamily,
     url: str,
     key: str | None,
     dialect: Dialect = Dialect.PERMISSIVE,
@@ -70,34 +88,89 @@ def _p(
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        _p("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY",
-           catalogue=Catalogue.OPENAI),
-        _p("openai-responses", "responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-           catalogue=Catalogue.OPENAI, note="the Responses API (/responses)"),
-        _p("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-           Dialect.ANTHROPIC, Catalogue.ANTHROPIC),
-        _p("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
-           Dialect.GEMINI, Catalogue.GEMINI, "native generateContent"),
-        _p("gemini-openai", "openai", "https://generativelanguage.googleapis.com/v1beta/openai",
-           "GEMINI_API_KEY", Dialect.GEMINI, Catalogue.GEMINI, "OpenAI-compatible endpoint"),
-        _p("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-           catalogue=Catalogue.OPENROUTER, note="google/* models get the gemini dialect"),
-        _p("ollama", "ollama", "http://127.0.0.1:11434", None, catalogue=Catalogue.OLLAMA,
-           note="native /api/chat"),
-        _p("ollama-openai", "openai", "http://127.0.0.1:11434/v1", None,
-           catalogue=Catalogue.OLLAMA, note="Ollama's OpenAI-compatible /v1"),
-        _p("llamacpp", "openai", "http://127.0.0.1:8080/v1", None, catalogue=Catalogue.LLAMACPP,
-           note="llama.cpp's llama-server"),
-        _p("vllm", "openai", "http://127.0.0.1:8000/v1", None),
-        _p("sglang", "openai", "http://127.0.0.1:30000/v1", None),
-        _p("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
-        _p("groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-        _p("together", "openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-        _p("mistral", "openai", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
-        _p("deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
-        _p("xai", "openai", "https://api.x.ai/v1", "XAI_API_KEY"),
+        _p(
+            "openai",
+            ApiFamily.OPENAI,
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            catalogue=Catalogue.OPENAI,
+        ),
+        _p(
+            "openai-responses",
+            ApiFamily.RESPONSES,
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            catalogue=Catalogue.OPENAI,
+            note="the Responses API (/responses)",
+        ),
+        _p(
+            "anthropic",
+            ApiFamily.ANTHROPIC,
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            Dialect.ANTHROPIC,
+            Catalogue.ANTHROPIC,
+        ),
+        _p(
+            "gemini",
+            ApiFamily.GEMINI,
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+            Dialect.GEMINI,
+            Catalogue.GEMINI,
+            "native generateContent",
+        ),
+        _p(
+            "gemini-openai",
+            ApiFamily.OPENAI,
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "GEMINI_API_KEY",
+            Dialect.GEMINI,
+            Catalogue.GEMINI,
+            "OpenAI-compatible endpoint",
+        ),
+        _p(
+            "openrouter",
+            ApiFamily.OPENAI,
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            catalogue=Catalogue.OPENROUTER,
+            note="google/* models get the gemini dialect",
+        ),
+        _p(
+            "ollama",
+            ApiFamily.OLLAMA,
+            "http://127.0.0.1:11434",
+            None,
+            catalogue=Catalogue.OLLAMA,
+            note="native /api/chat",
+        ),
+        _p(
+            "ollama-openai",
+            ApiFamily.OPENAI,
+            "http://127.0.0.1:11434/v1",
+            None,
+            catalogue=Catalogue.OLLAMA,
+            note="Ollama's OpenAI-compatible /v1",
+        ),
+        _p(
+            "llamacpp",
+            ApiFamily.OPENAI,
+            "http://127.0.0.1:8080/v1",
+            None,
+            catalogue=Catalogue.LLAMACPP,
+            note="llama.cpp's llama-server",
+        ),
+        _p("vllm", ApiFamily.OPENAI, "http://127.0.0.1:8000/v1", None),
+        _p("sglang", ApiFamily.OPENAI, "http://127.0.0.1:30000/v1", None),
+        _p("lmstudio", ApiFamily.OPENAI, "http://127.0.0.1:1234/v1", None),
+        _p("groq", ApiFamily.OPENAI, "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+        _p("together", ApiFamily.OPENAI, "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+        _p("mistral", ApiFamily.OPENAI, "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+        _p("deepseek", ApiFamily.OPENAI, "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+        _p("xai", ApiFamily.OPENAI, "https://api.x.ai/v1", "XAI_API_KEY"),
     )
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +188,8 @@ class Target:
 
     @property
     def dialect(self) -> Dialect:
-        """The schema dialect this target's family needs."""
+        """The schema dialect this target needs."""
         return self.provider.dialect_for(self.model)
-
-
-APIS = ("openai", "responses", "anthropic", "ollama", "gemini")
-"""The chat API families ``--api`` may name (one adapter each)."""
 
 
 def parse_target(text: str, *, base_url: str | None = None, api: str | None = None) -> Target:
@@ -162,11 +231,16 @@ def parse_target(text: str, *, base_url: str | None = None, api: str | None = No
                 f"The provider name {name!r} may hold only letters, digits, '.', '_' and '-'.",
                 hint="It names the server in reports and the capability file.",
             )
-        provider = Provider(name, "openai", base_url, None, Dialect.PERMISSIVE, Catalogue.NONE)
+        provider = Provider(
+            name, ApiFamily.OPENAI, base_url, None, Dialect.PERMISSIVE, Catalogue.NONE
+        )
     if api is not None and api != provider.api:
-        if api not in APIS:
-            raise InputError(f"Unknown API {api!r}.", hint=f"Use one of: {', '.join(APIS)}.")
-        provider = replace(provider, api=api)
+        try:
+            api_family = ApiFamily(api)
+        except ValueError:
+            names = ", ".join(known.value for known in ApiFamily)
+            raise InputError(f"Unknown API {api!r}.", hint=f"Use one of: {names}.") from None
+        provider = replace(provider, api=api_family)
     return Target(provider, model, check_url(base_url or provider.base_url))
 
 
@@ -235,3 +309,8 @@ def is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def is_insecure(url: str) -> bool:
+    """Whether ``url`` is plain http to another machine, where a key goes only when allowed."""
+    return url.startswith("http://") and not is_loopback(url)

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.errors import InputError
 from conchcheck.redaction import held
 
@@ -53,7 +54,7 @@ _ERRORS: dict[str, type[httpx.TransportError]] = {
 }
 
 
-def body_digest(content: bytes) -> tuple[Any, str]:
+def body_digest(content: bytes) -> tuple[JsonValue, str]:
     """A request body as JSON (None when empty) and the sha256 of its canonical JSON.
 
     Canonical: sorted keys, no spaces, UTF-8 as is. A body that is not JSON is hashed as is.
@@ -61,7 +62,7 @@ def body_digest(content: bytes) -> tuple[Any, str]:
     if not content:
         return None, hashlib.sha256(b"").hexdigest()
     try:
-        value = json.loads(content)
+        value: JsonValue = json.loads(content)
     except ValueError:
         return None, hashlib.sha256(content).hexdigest()
     value = held().value(value)
@@ -75,7 +76,7 @@ class Recorded:
 
     method: str
     url: str
-    request: Any
+    request: JsonValue
     sha256: str
     status: int | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
@@ -86,19 +87,23 @@ class Recorded:
     asker: str = ""
     """The cell it was sent for (``ASKER``); empty when unknown."""
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JsonObject:
         """The exchange as the recording file holds it."""
         try:
             text: str | None = self.body.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        data: dict[str, Any] = {
-            "method": self.method, "url": self.url, "request": self.request,
-            "request_sha256": self.sha256, "status": self.status,
-            "headers": [list(pair) for pair in self.headers], "truncated": self.truncated,
+        data: JsonObject = {
+            "method": self.method,
+            "url": self.url,
+            "request": self.request,
+            "request_sha256": self.sha256,
+            "status": self.status,
+            "headers": [list(pair) for pair in self.headers],
+            "truncated": self.truncated,
             "error": {"type": self.error[0], "message": self.error[1]} if self.error else None,
             "asker": self.asker,
-        }  # fmt: skip
+        }
         if text is not None:
             data["body"] = text
         else:
@@ -114,11 +119,17 @@ class Recorded:
             body = str(data.get("body", "")).encode("utf-8")
         error = data.get("error")
         return cls(
-            data["method"], data["url"], data.get("request"), data["request_sha256"],
-            data.get("status"), [(k, v) for k, v in data.get("headers", [])], body,
-            bool(data.get("truncated")), (error["type"], error["message"]) if error else None,
+            data["method"],
+            data["url"],
+            data.get("request"),
+            data["request_sha256"],
+            data.get("status"),
+            [(k, v) for k, v in data.get("headers", [])],
+            body,
+            bool(data.get("truncated")),
+            (error["type"], error["message"]) if error else None,
             str(data.get("asker", "")),
-        )  # fmt: skip
+        )
 
 
 @dataclass(slots=True)
@@ -152,10 +163,14 @@ class Recording:
     def from_data(cls, data: dict[str, Any]) -> Recording:
         """A recording read from its file (already checked against its schema)."""
         return cls(
-            data["target"], data["base_url"], data["matrix"]["name"], data["matrix"]["digest"],
-            data.get("concurrency"), data["conchcheck_version"],
+            data["target"],
+            data["base_url"],
+            data["matrix"]["name"],
+            data["matrix"]["digest"],
+            data.get("concurrency"),
+            data["conchcheck_version"],
             [Recorded.from_data(item) for item in data["exchanges"]],
-        )  # fmt: skip
+        )
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
@@ -184,9 +199,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             raise
         kept.status = response.status_code
         kept.headers = [
-            (k.lower(), held().text(v)) for k, v in response.headers.items()
+            (k.lower(), held().text(v))
+            for k, v in response.headers.items()
             if k.lower() in KEPT_HEADERS
-        ]  # fmt: skip
+        ]
         chunks: list[bytes] = []
         size = 0
         try:

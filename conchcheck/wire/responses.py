@@ -10,21 +10,23 @@ with no ``[DONE]``; events out of their documented order are findings, never cra
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from conchcheck.core.refusals import classify
+from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.refusals import Refusal, classify
+from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
+    EventReducer,
     Framing,
-    RawLog,
     ShapeKind,
     StreamReducer,
     WireRequest,
     WireShapeError,
     bearer_post,
-    event_object,
     marker_findings,
     parse_json,
+    string_arguments,
     trim,
 )
 from conchcheck.wire.chat import (
@@ -38,6 +40,7 @@ from conchcheck.wire.chat import (
     ToolCall,
     Usage,
 )
+from conchcheck.wire.providers import ApiFamily
 
 _INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
@@ -46,17 +49,16 @@ _ENDS = ("response.completed", "response.incomplete", "response.failed")
 class ResponsesAdapter(ChatAdapter):
     """The Responses API, with flat function tools and an explicit ``strict`` on each."""
 
-    api: ClassVar[str] = "responses"
+    api: ClassVar[ApiFamily] = ApiFamily.RESPONSES
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """The stream ends with ``response.completed``, not ``data: [DONE]``."""
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/responses``; the key as a bearer token."""
-        body: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
+        body: JsonObject = {"model": request.model, "input": _input(request.messages)}
         if request.tools:
-            body["tools"] = [_tool(t.name, t.description, t.parameters, request.strict)
-                             for t in request.tools]  # fmt: skip
+            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -71,9 +73,13 @@ class ResponsesAdapter(ChatAdapter):
         if request.stream:
             body["stream"] = True
         return bearer_post(
-            base_url, "/responses", body, key=key, stream=request.stream,
+            base_url,
+            "/responses",
+            body,
+            key=key,
+            stream=request.stream,
             accept="text/event-stream",
-        )  # fmt: skip
+        )
 
     def parse(self, body: bytes) -> Reply:
         """A response object; its ``output`` items hold the text and the calls."""
@@ -81,12 +87,13 @@ class ResponsesAdapter(ChatAdapter):
         raw = trim(body.decode("utf-8", errors="replace"))
         if not isinstance(data, dict):
             raise WireShapeError(ShapeKind.UNEXPECTED_SHAPE, f"Expected a JSON object: {raw[:200]}")
-        if not isinstance(data.get("output"), list):
+        output = data.get("output")
+        if not isinstance(output, list):
             raise WireShapeError(
                 ShapeKind.UNEXPECTED_SHAPE, f"The response has no output list: {raw[:200]}"
             )
         findings: list[Finding] = []
-        text, calls = _output(data["output"], findings)
+        text, calls = _output(output, findings)
         return _reply(text, calls, data, findings, raw)
 
     def reducer(self) -> StreamReducer:
@@ -94,49 +101,45 @@ class ResponsesAdapter(ChatAdapter):
         return _Events()
 
 
-def _tool(name: str, description: str, parameters: Any, strict: bool) -> dict[str, Any]:
-    tool: dict[str, Any] = {"type": "function", "name": name}
-    if description:
-        tool["description"] = description
-    if parameters:
-        tool["parameters"] = dict(parameters)
-    tool["strict"] = strict
-    return tool
+def _tool(tool: Tool, strict: bool) -> JsonObject:
+    function: JsonObject = {"type": "function", "name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.parameters:
+        function["parameters"] = dict(tool.parameters)
+    function["strict"] = strict
+    return function
 
 
-def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+def _input(messages: tuple[Message, ...]) -> list[JsonValue]:
+    items: list[JsonValue] = []
     for message in messages:
         if message.role is Role.TOOL:
-            items.append({"type": "function_call_output", "call_id": message.tool_call_id,
-                          "output": message.content})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id,
+                    "output": message.content,
+                }
+            )
             continue
         if message.content or not message.tool_calls:
             items.append({"role": message.role.value, "content": message.content})
         items.extend(
-            {"type": "function_call", "call_id": call.id, "name": call.name,
-             "arguments": call.arguments}
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
             for call in message.tool_calls
-        )  # fmt: skip
+        )
     return items
 
 
-def _arguments(value: Any, where: str, findings: list[Finding]) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        findings.append(Finding("arguments_null", f"{where}: arguments is null"))
-        return ""
-    # Compatible servers that build items from a parsed call send an object (as Ollama's /v1
-    # does in chat completions); the text is rebuilt so the reader sees one form.
-    findings.append(
-        Finding("arguments_as_object", f"{where}: arguments sent as {type(value).__name__}")
-    )
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall | None:
-    if not isinstance(item.get("name"), str):
+def _call(item: JsonObject, where: str, findings: list[Finding]) -> ToolCall | None:
+    name = item.get("name")
+    if not isinstance(name, str):
         findings.append(Finding("call_without_name", f"{where} has no name"))
         return None
     call_id = item.get("call_id")
@@ -144,10 +147,10 @@ def _call(item: dict[str, Any], where: str, findings: list[Finding]) -> ToolCall
         # function_call_output answers by call_id: without it no round trip can follow.
         findings.append(Finding("call_without_call_id", f"{where} has no call_id"))
         call_id = None
-    return ToolCall(call_id, item["name"], _arguments(item.get("arguments"), where, findings))
+    return ToolCall(call_id, name, string_arguments(item.get("arguments"), where, findings))
 
 
-def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
+def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
     text: list[str] = []
     calls: list[ToolCall] = []
     for index, item in enumerate(output):
@@ -163,7 +166,7 @@ def _output(output: list[Any], findings: list[Finding]) -> tuple[str, list[ToolC
     return "".join(text), calls
 
 
-def _message_text(content: Any, findings: list[Finding]) -> str:
+def _message_text(content: JsonValue, findings: list[Finding]) -> str:
     if isinstance(content, str):
         findings.append(Finding("content_as_text", "a message item's content is a string"))
         return content
@@ -176,7 +179,7 @@ def _message_text(content: Any, findings: list[Finding]) -> str:
     return "".join(parts)
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: JsonValue) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
@@ -186,25 +189,30 @@ def _usage(usage: Any) -> Usage:
     )
 
 
-def _strict_echo(tools: Any) -> list[Finding]:
+def _strict_echo(tools: JsonValue) -> list[Finding]:
     """What the endpoint says it applied: the response echoes each tool with its ``strict``.
 
     OpenAI defaults ``strict`` to true here; a server that ignores the flag sent shows it.
     """
-    found = [
-        f"{tool['name']}={json.dumps(tool.get('strict'))}"
-        for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-    ] if isinstance(tools, list) else []  # fmt: skip
+    found = (
+        [
+            f"{tool['name']}={json.dumps(tool.get('strict'))}"
+            for tool in tools
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+        ]
+        if isinstance(tools, list)
+        else []
+    )
     return [Finding("tools_strict_echoed", ", ".join(found))] if found else []
 
 
 def _reply(
     text: str,
     calls: list[ToolCall],
-    response: dict[str, Any],
+    response: JsonObject,
     findings: list[Finding],
     raw: str,
-    refusal: Any = None,
+    refusal: Refusal | None = None,
 ) -> Reply:
     status = response.get("status")
     word = status if isinstance(status, str) else None
@@ -239,29 +247,24 @@ class _Slot:
         """The whole arguments from ``.done`` or ``output_item.done``, when they came."""
 
 
-class _Events(StreamReducer):
+class _Events(EventReducer):
     """Typed events in the documented order: created, output_item.added, deltas, the done
     events, output_item.done, completed. Each departure is named; the reply is what came."""
 
+    unterminated = "The stream ended without response.completed; the reply may be cut."
+
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
-        self.response: dict[str, Any] = {}
-        self.findings: list[Finding] = []
-        self.log = RawLog()
-        self.refusal: Any = None
-        self.events = 0
+        self.response: JsonObject = {}
         self.created = False
         self.ended = False
         self.sequence = -1
 
-    def feed(self, data: str, event: str = "message") -> None:
-        self.events += 1
-        self.log.add(data)
-        body = event_object(data, self.findings)
-        if body is None:
-            return
-        kind = str(body["type"]) if isinstance(body.get("type"), str) else event
+    def take(self, body: JsonObject, data: str, event: str) -> None:
+        named = body.get("type")
+        kind = named if isinstance(named, str) else event
         self.order(kind, body)
         if kind == "error" or (kind == "message" and "error" in body):
             # An error event inside a 200 stream: classified like any refusal.
@@ -270,22 +273,25 @@ class _Events(StreamReducer):
             self.created = True
         elif kind in _ENDS:
             self.ended = True
-            if isinstance(body.get("response"), dict):
-                self.response = body["response"]
-        elif kind == "response.output_text.delta" and isinstance(body.get("delta"), str):
-            self.text.append(body["delta"])
+            response = body.get("response")
+            if isinstance(response, dict):
+                self.response = response
+        elif kind == "response.output_text.delta":
+            delta = body.get("delta")
+            if isinstance(delta, str):
+                self.text.append(delta)
         elif kind in ("response.output_item.added", "response.output_item.done"):
             self.item(kind, body)
         elif kind == "response.function_call_arguments.delta":
-            slot = self.slot(body, kind)
-            if slot is not None and isinstance(body.get("delta"), str):
-                slot.arguments.append(body["delta"])
+            slot, delta = self.slot(body, kind), body.get("delta")
+            if slot is not None and isinstance(delta, str):
+                slot.arguments.append(delta)
         elif kind == "response.function_call_arguments.done":
-            slot = self.slot(body, kind)
-            if slot is not None and isinstance(body.get("arguments"), str):
-                slot.done = body["arguments"]
+            slot, arguments = self.slot(body, kind), body.get("arguments")
+            if slot is not None and isinstance(arguments, str):
+                slot.done = arguments
 
-    def order(self, kind: str, body: dict[str, Any]) -> None:
+    def order(self, kind: str, body: JsonObject) -> None:
         number = body.get("sequence_number")
         if isinstance(number, int):
             if number <= self.sequence:
@@ -299,7 +305,7 @@ class _Events(StreamReducer):
         if self.ended:
             self.findings.append(Finding("event_after_completed", kind))
 
-    def slot(self, body: dict[str, Any], kind: str) -> _Slot | None:
+    def slot(self, body: JsonObject, kind: str) -> _Slot | None:
         index = body.get("output_index")
         if not isinstance(index, int):
             self.findings.append(Finding("event_without_output_index", kind))
@@ -310,7 +316,7 @@ class _Events(StreamReducer):
             self.slots[index] = _Slot()
         return self.slots[index]
 
-    def item(self, kind: str, body: dict[str, Any]) -> None:
+    def item(self, kind: str, body: JsonObject) -> None:
         item, index = body.get("item"), body.get("output_index")
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return
@@ -321,15 +327,16 @@ class _Events(StreamReducer):
         if not added and index not in self.slots:
             self.findings.append(Finding("item_done_without_added", f"output_index {index}"))
         slot = self.slots.setdefault(index, _Slot())
-        if isinstance(item.get("call_id"), str):
-            slot.id = slot.id or item["call_id"]
-        if isinstance(item.get("name"), str):
-            slot.name = slot.name or item["name"]
+        call_id, name = item.get("call_id"), item.get("name")
+        if isinstance(call_id, str):
+            slot.id = slot.id or call_id
+        if isinstance(name, str):
+            slot.name = slot.name or name
         arguments = item.get("arguments")
         if added and isinstance(arguments, str) and arguments:
             slot.arguments.append(arguments)
         elif not added and arguments is not None:
-            slot.done = _arguments(arguments, f"output[{index}]", self.findings)
+            slot.done = string_arguments(arguments, f"output[{index}]", self.findings)
 
     def calls(self) -> list[ToolCall]:
         calls = []
@@ -343,24 +350,19 @@ class _Events(StreamReducer):
             calls.append(ToolCall(slot.id, slot.name, slot.done or streamed))
         return calls
 
-    def finish(self, *, terminated: bool) -> Reply:
-        # `terminated` is ignored: there is no [DONE]; the stream ends with an end event.
-        del terminated
-        if not self.events:
-            raise WireShapeError(ShapeKind.EMPTY_STREAM, "The stream ended without an event.")
+    def reply(self, raw: str) -> Reply:
         calls = self.calls()
-        if not calls and isinstance(self.response.get("output"), list):
+        output = self.response.get("output")
+        if not calls and isinstance(output, list):
             # A server that streams no item events still sends the whole response at the end.
-            text, calls = _output(self.response["output"], self.findings)
+            text, calls = _output(output, self.findings)
             if calls:
                 self.findings.append(Finding("calls_only_in_completed", f"{len(calls)} calls"))
             self.text = self.text or [text]
-        raw = self.log.text()
-        reply = _reply("".join(self.text), calls, self.response, self.findings, raw, self.refusal)
-        if not self.ended and reply.refusal is None:
-            raise WireShapeError(
-                ShapeKind.STREAM_UNTERMINATED,
-                "The stream ended without response.completed; the reply may be cut.",
-                reply,
-            )
-        return reply
+        text = "".join(self.text)
+        return _reply(text, calls, self.response, self.findings, raw, self.refusal)
+
+    def reached_end(self, *, terminated: bool) -> bool:
+        # `terminated` is ignored: there is no [DONE]; the stream ends with an end event. (The
+        # reply's refusal may also be the end event's `error`, but only once the end came.)
+        return self.ended

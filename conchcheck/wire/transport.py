@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import httpx
@@ -39,22 +38,27 @@ from conchcheck.wire.exchange import (
     WireErrorKind,
     carried,
 )
-from conchcheck.wire.framing import Body, NDJSONDecoder, SSEDecoder, too_deep
+from conchcheck.wire.framing import (
+    Body,
+    NDJSONDecoder,
+    SSEDecoder,
+    drain,
+    encoding_of,
+    too_deep,
+)
 from conchcheck.wire.keys import Secret, scrub, scrub_reply, scrub_value
 from conchcheck.wire.policy import Gate, Policy, Sleep
-from conchcheck.wire.providers import Target, is_loopback
+from conchcheck.wire.providers import Target, is_insecure
 from conchcheck.wire.recording import ReplayTransport
 
 __all__ = [
     "Exchange",
-    "Fetched",
     "Gate",
     "Policy",
     "Transport",
     "Wire",
     "WireError",
     "WireErrorKind",
-    "fetch_json",
 ]
 
 ACCEPT_ENCODING = "gzip, deflate"
@@ -85,9 +89,13 @@ class Wire:
         # Only the encodings ``Body`` reads are asked for (httpx would add br and zstd
         # when their packages are installed, and decode them unbounded).
         self.client = httpx.AsyncClient(
-            transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
-            verify=_tls(), headers={"accept-encoding": ACCEPT_ENCODING},
-        )  # fmt: skip
+            transport=transport,
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+            verify=_tls(),
+            headers={"accept-encoding": ACCEPT_ENCODING},
+        )
         if isinstance(transport, ReplayTransport):  # no waiting, the same waits every replay
             sleep, jitter = transport.sleep, transport.jitter
         self.sleep = sleep
@@ -125,12 +133,20 @@ class Wire:
 
         def exchange(attempt: _Attempt, attempts: int, latency: float = 0.0) -> Exchange:
             return Exchange(
-                method, url, headers, body, attempt.outcome, attempt.status, attempts,
-                latency, attempt.body, tuple(waits),
-            )  # fmt: skip
+                method,
+                url,
+                headers,
+                body,
+                attempt.outcome,
+                attempt.status,
+                attempts,
+                latency,
+                attempt.body,
+                tuple(waits),
+            )
 
         waits: list[float] = []
-        if key is not None and not self.policy.allow_insecure and _insecure(wire.url):
+        if key is not None and not self.policy.allow_insecure and is_insecure(wire.url):
             detail = (
                 f"Refused to send the key over plain http to {url}: "
                 "use https, or --allow-insecure for a trusted network."
@@ -265,8 +281,8 @@ class Wire:
                 else NDJSONDecoder()
             )
         reducer = adapter.reducer() if streaming else None
-        progress.body = Body(_encoding(response), self.policy.max_body, decoder, reducer)
-        error = await _drain(response, progress.body)
+        progress.body = Body(encoding_of(response), self.policy.max_body, decoder, reducer)
+        error = await drain(response, progress.body)
         if error is not None and error.kind is WireErrorKind.TOO_LARGE:
             return _Attempt(Failed(error), status)
         if error is not None:
@@ -344,97 +360,6 @@ class _Attempt:
     body: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """A plain JSON request's outcome (catalogues): the status and data, or why not."""
-
-    url: str
-    status: int | None = None
-    data: Any = None
-    error: str | None = None
-    """A sentence, keys scrubbed, when no JSON came back."""
-
-
-async def fetch_json(
-    wire: Wire,
-    method: str,
-    url: str,
-    *,
-    headers: dict[str, str] | None = None,
-    body: Any = None,
-    key: Secret | None = None,
-) -> Fetched:
-    """One JSON request with the same rules as chat: no redirects, key safety, size cap."""
-    secrets = (key,)
-    shown = scrub(url, secrets)
-    if key is not None and not wire.policy.allow_insecure and _insecure(url):
-        return Fetched(shown, error="Refused to send the key over plain http to another host.")
-    if wire.gate is not None and not wire.gate.admit():
-        return Fetched(shown, error="The probe's request budget is spent; it was not sent.")
-    slot = wire.gate.slot() if wire.gate is not None else contextlib.nullcontext()
-    deadline = wire.policy.read_timeout
-    async with slot:
-        try:
-            with anyio.fail_after(deadline):
-                return await _fetch(wire, method, url, shown, headers, body, secrets)
-        except TimeoutError:
-            return Fetched(shown, error=f"No complete reply within the {deadline:g} s deadline.")
-
-
-async def _fetch(
-    wire: Wire,
-    method: str,
-    url: str,
-    shown: str,
-    headers: dict[str, str] | None,
-    body: Any,
-    secrets: tuple[Secret | None, ...],
-) -> Fetched:
-    try:
-        request = wire.client.build_request(method, url, headers=headers, json=body)
-        response = await wire.client.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        return Fetched(shown, error=scrub(f"{type(exc).__name__}: {exc}", secrets))
-    try:
-        received = Body(_encoding(response), wire.policy.max_body)
-        error = await _drain(response, received)
-        if error is not None:
-            return Fetched(shown, response.status_code, error=error.detail)
-    except httpx.HTTPError as exc:
-        return Fetched(shown, response.status_code, error=scrub(str(exc), secrets))
-    finally:
-        await response.aclose()
-    text = received.text()
-    if not 200 <= response.status_code < 300:
-        message = classify(response.status_code, scrub(text, secrets)).message
-        return Fetched(shown, response.status_code, error=f"{response.status_code}: {message}")
-    deep = text_too_deep(text)
-    if deep is not None:
-        return Fetched(shown, response.status_code, error=too_deep(deep).detail)
-    try:
-        return Fetched(shown, response.status_code, scrub_value(json.loads(text), secrets))
-    except ValueError:
-        return Fetched(shown, response.status_code, error="The reply is not JSON.")
-
-
-async def _drain(response: httpx.Response, body: Body) -> WireError | None:
-    """Read the whole of ``response`` into ``body``; why it had to stop, or None."""
-    # The raw bytes, decoded by ``Body`` within the cap: httpx decodes a compressed piece
-    # whole (a gzip bomb grew to 310 MB past the 8 MB cap that way).
-    if body.error is not None:
-        return body.error
-    if response.is_stream_consumed:
-        # Built in memory (httpx.MockTransport): read and decoded before it came here.
-        return body.feed(response.content) or body.close()
-    return await body.read(response.aiter_raw())
-
-
-def _encoding(response: httpx.Response) -> str | None:
-    """The body's content-encoding still to undo (a MockTransport's arrives decoded)."""
-    encoding: str | None = response.headers.get("content-encoding")
-    return None if response.is_stream_consumed else encoding
-
-
 def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:
     return _Attempt(Failed(WireError(kind, detail)), status)
 
@@ -443,7 +368,3 @@ def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Att
 def _tls() -> ssl.SSLContext:
     # Building the certificate store takes tens of milliseconds; one per process is enough.
     return httpx.create_ssl_context()
-
-
-def _insecure(url: str) -> bool:
-    return url.startswith("http://") and not is_loopback(url)

@@ -17,10 +17,11 @@ from conchcheck.wire.adapter import ShapeKind, WireShapeError
 from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 from conchcheck.wire.framing import Inflater
+from conchcheck.wire.lookup import Fetched, fetch_json
 from conchcheck.wire.ollama import OllamaAdapter
 from conchcheck.wire.openai import OpenAIAdapter
 from conchcheck.wire.providers import parse_target
-from conchcheck.wire.transport import Fetched, Policy, Wire, fetch_json
+from conchcheck.wire.transport import Policy, Wire
 from tests.emulators import faults
 from tests.emulators.faults import MB, Breaker, Injector
 from tests.emulators.model import Answer, calls_cleanly

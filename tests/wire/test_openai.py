@@ -390,3 +390,18 @@ def test_error_event_in_a_200_stream_is_a_refusal() -> None:
         "tools",
         "<function=f>{}</function>",
     )
+
+
+def test_fields_of_the_wrong_type_are_passed_over() -> None:
+    # A number where a list belongs, or a part whose text is not text, once raised TypeError
+    # out of the reducer and the parser; they carry nothing to read.
+    data = (
+        'data: {"choices": 7}\n\n'
+        + 'data: {"choices": [{"delta": {"content": "ok", "tool_calls": 1}}]}\n\n'
+        + "data: [DONE]\n\n"
+    )
+    assert reduce(data.encode()).text == "ok"
+    parts = [{"type": "text", "text": None}, {"type": "text", "text": "ok"}]
+    body = {"choices": [{"message": {"content": parts, "tool_calls": 3}}]}
+    reply = ADAPTER.parse(json.dumps(body).encode())
+    assert (reply.text, reply.tool_calls) == ("ok", ())

@@ -6,8 +6,9 @@ import pytest
 
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
+from conchcheck.wire import adapters
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key, scrub
-from conchcheck.wire.providers import PROVIDERS, is_loopback, parse_target
+from conchcheck.wire.providers import PROVIDERS, ApiFamily, is_loopback, parse_target
 
 
 @pytest.mark.parametrize(
@@ -164,3 +165,18 @@ def test_keys_come_from_the_provider_variable_or_the_named_one() -> None:
 )
 def test_scrub(text: str, clean: str) -> None:
     assert scrub(text, (Secret("MYSECRETVALUE123"),)) == clean
+
+
+def test_every_api_family_has_one_adapter() -> None:
+    assert set(adapters()) == set(ApiFamily)
+    assert all(adapter.api is api for api, adapter in adapters().items())
+
+
+def test_api_names_another_family_or_is_refused() -> None:
+    target = parse_target("vllm:m", api="responses")
+    assert target.provider.api is ApiFamily.RESPONSES
+    assert parse_target("vllm:m", api="openai").provider.api is ApiFamily.OPENAI
+    with pytest.raises(InputError) as caught:
+        parse_target("vllm:m", api="grpc")
+    assert str(caught.value) == "Unknown API 'grpc'."
+    assert caught.value.hint == "Use one of: openai, responses, anthropic, ollama, gemini."

@@ -77,8 +77,8 @@ ROWS = [
 ]
 
 
-def send(server: EmulatorServer, family: str, stream: bool) -> Exchange:
-    text, suffix, _ = EMULATORS[family]
+def send(server: EmulatorServer, api: str, stream: bool) -> Exchange:
+    text, suffix, _ = EMULATORS[api]
     target = parse_target(text, base_url=server.url + suffix)
     request = ChatRequest(
         target.model,
@@ -87,7 +87,7 @@ def send(server: EmulatorServer, family: str, stream: bool) -> Exchange:
         stream=stream,
         max_tokens=8,
     )
-    key = None if family == "ollama" else Secret(KEY)
+    key = None if api == "ollama" else Secret(KEY)
 
     async def go() -> Exchange:
         async with Wire(policy=Policy(retries=0)) as wire:
@@ -97,12 +97,10 @@ def send(server: EmulatorServer, family: str, stream: bool) -> Exchange:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize(("family", "vector_id"), [pytest.param(f, v, id=v) for f, v in ROWS])
-def test_refusal_through_the_adapter(
-    serve: Serve, family: str, vector_id: str, stream: bool
-) -> None:
-    server = serve(EMULATORS[family][2]([refusal(vector_id)]))
-    exchange = send(server, family, stream)
+@pytest.mark.parametrize(("api", "vector_id"), [pytest.param(f, v, id=v) for f, v in ROWS])
+def test_refusal_through_the_adapter(serve: Serve, api: str, vector_id: str, stream: bool) -> None:
+    server = serve(EMULATORS[api][2]([refusal(vector_id)]))
+    exchange = send(server, api, stream)
     want = vector(vector_id)["want"]
     assert exchange.refusal is not None and exchange.reply is None and exchange.error is None
     assert exchange.refusal.kind == RefusalKind(want["kind"])
@@ -162,8 +160,8 @@ AUTH = {
 }
 
 
-@pytest.mark.parametrize("family", sorted(EMULATORS))
-def test_request_bytes_on_the_transport(family: str) -> None:
+@pytest.mark.parametrize("api", sorted(EMULATORS))
+def test_request_bytes_on_the_transport(api: str) -> None:
     import json
 
     import httpx
@@ -173,10 +171,10 @@ def test_request_bytes_on_the_transport(family: str) -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         return httpx.Response(
-            200, content=REPLIES[family], headers={"content-type": "application/json"}
+            200, content=REPLIES[api], headers={"content-type": "application/json"}
         )
 
-    text, suffix, _ = EMULATORS[family]
+    text, suffix, _ = EMULATORS[api]
     target = parse_target(text, base_url="https://provider.test" + suffix)
     adapter = adapter_for(target)
     request = ChatRequest(
@@ -192,6 +190,6 @@ def test_request_bytes_on_the_transport(family: str) -> None:
     (sent,) = seen
     assert (sent.method, str(sent.url)) == (built.method, built.url)
     assert json.loads(sent.content) == built.body
-    assert sent.headers[AUTH[family][0]] == AUTH[family][1]
+    assert sent.headers[AUTH[api][0]] == AUTH[api][1]
     assert exchange.reply is not None and exchange.reply.text == "ok"
-    assert exchange.request_headers[AUTH[family][0]] == "[redacted]" and KEY not in repr(exchange)
+    assert exchange.request_headers[AUTH[api][0]] == "[redacted]" and KEY not in repr(exchange)
