@@ -53,7 +53,7 @@ SCHEMA_TYPING = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class FieldChange:
     """One normalisation: which field, what was done, the value before and after."""
 
     field: str
@@ -72,7 +72,7 @@ class ArgumentsResult:
     arguments: Any
     """The normalised arguments (what the tool receives when ``ok``); None if unreadable."""
     repairs: tuple[Repair | Normalisation, ...] = ()
-    changes: tuple[Change, ...] = ()
+    changes: tuple[FieldChange, ...] = ()
     dropped: tuple[str, ...] = ()
     """Fields the schema does not take, removed before the tool could see them."""
     problems: tuple[Problem, ...] = ()
@@ -141,7 +141,7 @@ def _text_fields(raw: Any) -> set[str]:
 
 
 def _count(
-    changes: list[Change], repairs: list[Repair | Normalisation], texts: set[str]
+    changes: list[FieldChange], repairs: list[Repair | Normalisation], texts: set[str]
 ) -> tuple[str, ...]:
     """Add the changes that are repairs to ``repairs``; return the fields typed from text."""
     typed: list[str] = []
@@ -204,7 +204,7 @@ def _result(
     ok: bool,
     value: Any,
     repairs: list[Repair | Normalisation],
-    changes: tuple[Change, ...] | list[Change],
+    changes: tuple[FieldChange, ...] | list[FieldChange],
     dropped: tuple[str, ...] | list[str],
     problems: tuple[Problem, ...],
     schema: Mapping[str, Any],
@@ -235,7 +235,7 @@ class _Normaliser:
         self.root = root
         self.texts = set(texts or ())
         """Fields given as text by a format without types: Python's True/False read too."""
-        self.changes: list[Change] = []
+        self.changes: list[FieldChange] = []
         self.dropped: list[str] = []
 
     def change(
@@ -246,7 +246,7 @@ class _Normaliser:
         after: Any,
         mended: tuple[Repair, ...] = (),
     ) -> Any:
-        self.changes.append(Change(field or "(arguments)", kind, before, after, mended))
+        self.changes.append(FieldChange(field or "(arguments)", kind, before, after, mended))
         return after
 
     def value(self, value: Any, node: Any, field: str, depth: int) -> Any:

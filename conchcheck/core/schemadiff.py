@@ -32,7 +32,7 @@ class ChangeKind(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class SchemaChange:
     """One difference: where (a ``$.properties.x`` path), what, and the values shown."""
 
     path: str
@@ -55,9 +55,11 @@ class Change:
                 return f"{self.path}: $ref {self.before} inlined"
 
 
-def schema_changes(before: Any, after: Any, *, limit: int = 50) -> tuple[tuple[Change, ...], int]:
+def schema_changes(
+    before: Any, after: Any, *, limit: int = 50
+) -> tuple[tuple[SchemaChange, ...], int]:
     """The changes from ``before`` to ``after`` (at most ``limit``) and how many there are."""
-    shown: list[Change] = []
+    shown: list[SchemaChange] = []
     count = 0
     for change in _walk(before, after, "$", 0):
         count += 1
@@ -66,34 +68,34 @@ def schema_changes(before: Any, after: Any, *, limit: int = 50) -> tuple[tuple[C
     return tuple(shown), count
 
 
-def _walk(before: Any, after: Any, path: str, depth: int) -> Iterator[Change]:
+def _walk(before: Any, after: Any, path: str, depth: int) -> Iterator[SchemaChange]:
     if before == after:
         return
     if depth >= MAX_DEPTH or not (_both(before, after, Mapping) or _both(before, after, list)):
-        yield Change(path, ChangeKind.CHANGED, _shown(before), _shown(after))
+        yield SchemaChange(path, ChangeKind.CHANGED, _shown(before), _shown(after))
         return
     if isinstance(before, list):
         if len(before) != len(after):
-            yield Change(path, ChangeKind.CHANGED, _shown(before), _shown(after))
+            yield SchemaChange(path, ChangeKind.CHANGED, _shown(before), _shown(after))
             return
         for index, (old, new) in enumerate(zip(before, after, strict=True)):
             yield from _walk(old, new, f"{path}[{index}]", depth + 1)
         return
     ref = before.get("$ref")
     if isinstance(ref, str) and "$ref" not in after:
-        yield Change(path, ChangeKind.INLINED, _shown(ref))
+        yield SchemaChange(path, ChangeKind.INLINED, _shown(ref))
         return
     for key, old in before.items():
         where = f"{path}.{_key(key)}"
         if key not in after:
-            yield Change(where, ChangeKind.REMOVED, _shown(old))
+            yield SchemaChange(where, ChangeKind.REMOVED, _shown(old))
         elif key in _SCHEMA_LISTS or isinstance(old, Mapping):
             yield from _walk(old, after[key], where, depth + 1)
         elif old != after[key]:
-            yield Change(where, ChangeKind.CHANGED, _shown(old), _shown(after[key]))
+            yield SchemaChange(where, ChangeKind.CHANGED, _shown(old), _shown(after[key]))
     for key, new in after.items():
         if key not in before:
-            yield Change(f"{path}.{_key(key)}", ChangeKind.ADDED, after=_shown(new))
+            yield SchemaChange(f"{path}.{_key(key)}", ChangeKind.ADDED, after=_shown(new))
 
 
 def _both(a: Any, b: Any, kind: type) -> bool:

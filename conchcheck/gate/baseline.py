@@ -10,46 +10,50 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from conchcheck.gate.outcome import Change, Direction
+from conchcheck.gate.outcome import BaselineChange, Direction
 from conchcheck.gate.runs import DIALECTS, MODES, RATES, Run
 from conchcheck.results import CellMode
 
 WORSE, BETTER = Direction.REGRESSION, Direction.IMPROVEMENT
 
 
-def compare(runs: Sequence[Run], baseline: Sequence[Run], tolerance: float) -> tuple[Change, ...]:
+def compare(
+    runs: Sequence[Run], baseline: Sequence[Run], tolerance: float
+) -> tuple[BaselineChange, ...]:
     """Every change from ``baseline`` to ``runs``, in the order of ``runs``, then the targets
     the baseline had and the runs don't."""
     before = {run.target: run for run in baseline}
-    changes: list[Change] = []
+    changes: list[BaselineChange] = []
     for run in runs:
         old = before.get(run.target)
         if old is None:
-            changes.append(Change(run.target, "target", "absent", "probed", BETTER))
+            changes.append(BaselineChange(run.target, "target", "absent", "probed", BETTER))
         else:
             changes.extend(_changes(old, run, tolerance))
     now = {run.target for run in runs}
     changes.extend(
-        Change(old.target, "target", "probed", "absent", WORSE)
+        BaselineChange(old.target, "target", "probed", "absent", WORSE)
         for old in baseline
         if old.target not in now
     )
     return tuple(changes)
 
 
-def _changes(old: Run, new: Run, tolerance: float) -> Iterator[Change]:
+def _changes(old: Run, new: Run, tolerance: float) -> Iterator[BaselineChange]:
     target = new.target
     ranked = _ranked(old.mode, new.mode, MODES)
     if ranked is not None:
-        yield Change(target, "mode", str(old.mode), str(new.mode), ranked)
+        yield BaselineChange(target, "mode", str(old.mode), str(new.mode), ranked)
     ranked = _ranked(old.dialect, new.dialect, DIALECTS)
     if ranked is not None:
-        yield Change(target, "dialect", str(old.dialect), str(new.dialect), ranked)
+        yield BaselineChange(target, "dialect", str(old.dialect), str(new.dialect), ranked)
     for name in RATES:
         was, now = old.rates.get(name), new.rates.get(name)
         if was is None or now is None or abs(now - was) <= tolerance:
             continue
-        yield Change(target, name, f"{was:.3g}", f"{now:.3g}", BETTER if now > was else WORSE)
+        yield BaselineChange(
+            target, name, f"{was:.3g}", f"{now:.3g}", BETTER if now > was else WORSE
+        )
     tried = set(new.cases())
     for case in old.cases():
         if case not in tried:
@@ -57,7 +61,7 @@ def _changes(old: Run, new: Run, tolerance: float) -> Iterator[Change]:
         was_ok, now_ok = old.case_status(case), new.case_status(case)
         if (was_ok == "accepted") != (now_ok == "accepted"):
             direction = WORSE if was_ok == "accepted" else BETTER
-            yield Change(target, f"case {case}", was_ok, now_ok, direction)
+            yield BaselineChange(target, f"case {case}", was_ok, now_ok, direction)
     for mode in (CellMode.NATIVE, CellMode.WORDS):
         ran = set(new.prompts(mode))
         for prompt in old.prompts(mode):
@@ -69,7 +73,7 @@ def _changes(old: Run, new: Run, tolerance: float) -> Iterator[Change]:
                 continue
             direction = WORSE if then.passed else BETTER
             what = f"prompt {mode.value}/{prompt}"
-            yield Change(target, what, then.got, latest.got, direction)
+            yield BaselineChange(target, what, then.got, latest.got, direction)
 
 
 def _ranked(old: str | None, new: str | None, order: tuple[str, ...]) -> Direction | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from conchcheck.core.escaping import one_line
-from conchcheck.gate.outcome import Change, GateResult
+from conchcheck.gate.outcome import BaselineChange, GateResult
 
 
 def render(result: GateResult) -> str:
@@ -59,7 +59,7 @@ def summary(result: GateResult) -> str:
     return f"{_count(len(result.runs), 'target')}: {'; '.join(parts)}."
 
 
-def _changes(changes: Sequence[Change]) -> list[str]:
+def _changes(changes: Sequence[BaselineChange]) -> list[str]:
     return _table(
         ("target", "what", "before", "after"),
         [(c.target, c.what, c.before, c.after) for c in changes],

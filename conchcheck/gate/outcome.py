@@ -39,7 +39,7 @@ class Direction(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class BaselineChange:
     """One thing that differs from the baseline, by more than the tolerance for a rate."""
 
     target: str
@@ -56,7 +56,7 @@ class GateResult:
 
     runs: tuple[Run, ...]
     checks: tuple[Check, ...] = ()
-    changes: tuple[Change, ...] = ()
+    changes: tuple[BaselineChange, ...] = ()
     expectations: str | None = None
     """The expectations file, when one was given."""
     baseline: tuple[str, ...] = ()
@@ -69,12 +69,12 @@ class GateResult:
         return tuple(check for check in self.checks if not check.met)
 
     @property
-    def regressions(self) -> tuple[Change, ...]:
+    def regressions(self) -> tuple[BaselineChange, ...]:
         """The changes for the worse."""
         return tuple(c for c in self.changes if c.direction is Direction.REGRESSION)
 
     @property
-    def improvements(self) -> tuple[Change, ...]:
+    def improvements(self) -> tuple[BaselineChange, ...]:
         """The changes for the better."""
         return tuple(c for c in self.changes if c.direction is Direction.IMPROVEMENT)
 

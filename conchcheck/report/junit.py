@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-class Judgement(str, Enum):
+class TestStatus(str, Enum):
     """What a cell is to a CI test view."""
 
     PASSED = "passed"
@@ -29,15 +29,15 @@ class Judgement(str, Enum):
     SKIPPED = "skipped"
 
 
-def judge(cell: Cell, carried: frozenset[str] = frozenset()) -> Judgement:
+def judge(cell: Cell, carried: frozenset[str] = frozenset()) -> TestStatus:
     """Passed, failed, error or skipped; ``carried`` are the cases the chosen dialect carried."""
     if cell.outcome in PASSING or _expected_refusal(cell) or _moved_past(cell, carried):
-        return Judgement.PASSED
+        return TestStatus.PASSED
     if cell.outcome is Outcome.SKIPPED:
-        return Judgement.SKIPPED
+        return TestStatus.SKIPPED
     if cell.outcome is Outcome.ERROR:
-        return Judgement.ERROR
-    return Judgement.FAILED
+        return TestStatus.ERROR
+    return TestStatus.FAILED
 
 
 def render(result: ProbeResult, info: RunInfo) -> str:
@@ -67,35 +67,35 @@ def render(result: ProbeResult, info: RunInfo) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-def _counts(name: str, judged: list[tuple[Cell, Judgement]], ms: float | None) -> dict[str, str]:
-    def count(which: Judgement) -> str:
+def _counts(name: str, judged: list[tuple[Cell, TestStatus]], ms: float | None) -> dict[str, str]:
+    def count(which: TestStatus) -> str:
         return str(sum(j is which for _, j in judged))
 
     return {
         "name": _clean(name),
         "tests": str(len(judged)),
-        "failures": count(Judgement.FAILED),
-        "errors": count(Judgement.ERROR),
-        "skipped": count(Judgement.SKIPPED),
+        "failures": count(TestStatus.FAILED),
+        "errors": count(TestStatus.ERROR),
+        "skipped": count(TestStatus.SKIPPED),
         "time": _seconds(ms if ms is not None else sum(cell.latency_ms for cell, _ in judged)),
     }
 
 
-def _case(suite: ET.Element, cell: Cell, judgement: Judgement) -> None:
+def _case(suite: ET.Element, cell: Cell, judgement: TestStatus) -> None:
     case = ET.SubElement(
         suite,
         "testcase",
         {"classname": cell.stage.value, "name": _clean(cell.id), "time": _seconds(cell.latency_ms)},
     )
-    if judgement is Judgement.FAILED:
+    if judgement is TestStatus.FAILED:
         failure = ET.SubElement(case, "failure", {"message": _clean(cell.label)})
         failure.set("type", cell.outcome.value)
         failure.text = _clean(cell.detail) or None
-    elif judgement is Judgement.ERROR:
+    elif judgement is TestStatus.ERROR:
         error = ET.SubElement(case, "error", {"message": _clean(cell.label)})
         error.set("type", cell.error_kind.value if cell.error_kind else "other")
         error.text = _clean(cell.detail) or None
-    elif judgement is Judgement.SKIPPED:
+    elif judgement is TestStatus.SKIPPED:
         ET.SubElement(case, "skipped", {"message": _clean(cell.detail or cell.label)})
     ET.SubElement(case, "system-out").text = _clean(_detail(cell))
 

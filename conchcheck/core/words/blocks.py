@@ -31,7 +31,7 @@ Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
 """(reader, head, body, raw, cut_off) -> the block's calls."""
 
 
-class Role(str, Enum):
+class BlockRole(str, Enum):
     """What a block is to the reader."""
 
     CALLS = "calls"
@@ -62,7 +62,7 @@ class Block:
     calls_close: bool = False
     """Each call inside has a closer of its own, so a reply cut inside the block keeps the
     calls closed before the cut; the one being written is cut."""
-    role: Role = Role.CALLS
+    role: BlockRole = BlockRole.CALLS
     implied: str = ""
     """Head text the opener stands for (a Harmony reply opening with its recipient)."""
 
@@ -118,93 +118,178 @@ _HARMONY_NEXT = ("<|start|>", "<|channel|>")
 
 BLOCKS: tuple[Block, ...] = (
     Block(
-        "<tool_call>", CallForm.TOOL_CALL, _tool_call, ("</tool_call>",), ("<tool_call>",),
-        values=(QWEN_VALUES, GLM_VALUES), again=("<tool_call>",),
+        "<tool_call>",
+        CallForm.TOOL_CALL,
+        _tool_call,
+        ("</tool_call>",),
+        ("<tool_call>",),
+        values=(QWEN_VALUES, GLM_VALUES),
+        again=("<tool_call>",),
     ),
     Block(
-        "<function=", CallForm.FUNCTION_TAG, _function, ("</function>",), ("<function=",),
-        head_end=">", head_limit=200, values=(QWEN_VALUES,), again=("<function=", "<tool_call>"),
+        "<function=",
+        CallForm.FUNCTION_TAG,
+        _function,
+        ("</function>",),
+        ("<function=",),
+        head_end=">",
+        head_limit=200,
+        values=(QWEN_VALUES,),
+        again=("<function=", "<tool_call>"),
     ),
     Block(
-        "<|python_tag|>", CallForm.PYTHON_TAG, _framed(sections.python_tag),
-        ("<|eom_id|>", "<|eot_id|>"), to_end=True,
+        "<|python_tag|>",
+        CallForm.PYTHON_TAG,
+        _framed(sections.python_tag),
+        ("<|eom_id|>", "<|eot_id|>"),
+        to_end=True,
     ),
     Block(
-        "<|python_start|>", CallForm.LLAMA4_PYTHONIC, _framed(sections.llama4),
+        "<|python_start|>",
+        CallForm.LLAMA4_PYTHONIC,
+        _framed(sections.llama4),
         ("<|python_end|>",),
     ),
     Block("[TOOL_CALLS]", CallForm.MISTRAL, _framed(sections.mistral), ("</s>",), to_end=True),
     Block(
-        "<｜tool▁calls▁begin｜>", CallForm.DEEPSEEK_V31, _framed(sections.deepseek),
-        ("<｜tool▁calls▁end｜>",), calls_close=True,
+        "<｜tool▁calls▁begin｜>",
+        CallForm.DEEPSEEK_V31,
+        _framed(sections.deepseek),
+        ("<｜tool▁calls▁end｜>",),
+        calls_close=True,
     ),
     Block(
-        "<｜DSML｜function_calls>", CallForm.DEEPSEEK_DSML, _framed(markup.dsml),
-        ("</｜DSML｜function_calls>",), strings=False, values=(DSML_VALUES,),
-        again=("</｜DSML｜function_calls>",), calls_close=True,
+        "<｜DSML｜function_calls>",
+        CallForm.DEEPSEEK_DSML,
+        _framed(markup.dsml),
+        ("</｜DSML｜function_calls>",),
+        strings=False,
+        values=(DSML_VALUES,),
+        again=("</｜DSML｜function_calls>",),
+        calls_close=True,
     ),
     Block(
-        "<｜DSML｜tool_calls>", CallForm.DEEPSEEK_V4, _framed(_dsml_v4),
-        ("</｜DSML｜tool_calls>",), strings=False, values=(DSML_VALUES,),
-        again=("</｜DSML｜tool_calls>",), calls_close=True,
+        "<｜DSML｜tool_calls>",
+        CallForm.DEEPSEEK_V4,
+        _framed(_dsml_v4),
+        ("</｜DSML｜tool_calls>",),
+        strings=False,
+        values=(DSML_VALUES,),
+        again=("</｜DSML｜tool_calls>",),
+        calls_close=True,
     ),
     Block(
-        "<｜DSML｜ calls>", CallForm.DEEPSEEK_V41, _framed(markup.dsml41),
-        ("</｜DSML｜ calls>",), strings=False, values=(DSML41_VALUES,),
-        again=("</｜DSML｜ calls>",), calls_close=True,
+        "<｜DSML｜ calls>",
+        CallForm.DEEPSEEK_V41,
+        _framed(markup.dsml41),
+        ("</｜DSML｜ calls>",),
+        strings=False,
+        values=(DSML41_VALUES,),
+        again=("</｜DSML｜ calls>",),
+        calls_close=True,
     ),
     Block(
-        "<|tool_calls_section_begin|>", CallForm.KIMI_K2, _framed(sections.kimi),
-        ("<|tool_calls_section_end|>",), calls_close=True,
+        "<|tool_calls_section_begin|>",
+        CallForm.KIMI_K2,
+        _framed(sections.kimi),
+        ("<|tool_calls_section_end|>",),
+        calls_close=True,
     ),
     Block(
-        "<|open|>tools<|sep|>", CallForm.KIMI_K3, _framed(markup.kimi_k3),
-        ("<|close|>tools<|sep|>",), strings=False, values=(K3_VALUES,),
-        again=("<|close|>tools<|sep|>",), calls_close=True,
+        "<|open|>tools<|sep|>",
+        CallForm.KIMI_K3,
+        _framed(markup.kimi_k3),
+        ("<|close|>tools<|sep|>",),
+        strings=False,
+        values=(K3_VALUES,),
+        again=("<|close|>tools<|sep|>",),
+        calls_close=True,
     ),
     Block("<|tool_call>", CallForm.GEMMA4, _framed(sections.gemma4), ("<tool_call|>",)),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
         Block(
-            opener, CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
-            head_end="<|message|>", head_limit=400, to_end=True,
+            opener,
+            CallForm.HARMONY,
+            _harmony,
+            _HARMONY_END,
+            _HARMONY_NEXT,
+            head_end="<|message|>",
+            head_limit=400,
+            to_end=True,
         )
         for opener in _HARMONY_NEXT
     ),
-    Block("<think>", CallForm.TOOL_CALL, None, ("</think>",), strings=False, role=Role.REASONING),
-    Block("[THINK]", CallForm.TOOL_CALL, None, ("[/THINK]",), strings=False, role=Role.REASONING),
-    # Gemma 4 thinks in "<|channel>thought\n…<channel|>"; Kimi K3 in a think channel.
-    Block("<|channel>", CallForm.GEMMA4, None, ("<channel|>",), strings=False, role=Role.REASONING),
     Block(
-        "<|open|>think<|sep|>", CallForm.KIMI_K3, None, ("<|close|>think<|sep|>",),
-        strings=False, role=Role.REASONING,
+        "<think>", CallForm.TOOL_CALL, None, ("</think>",), strings=False, role=BlockRole.REASONING
     ),
     Block(
-        "<tool_response>", CallForm.TOOL_CALL, None, ("</tool_response>",), strings=False,
-        role=Role.RESPONSE,
+        "[THINK]", CallForm.TOOL_CALL, None, ("[/THINK]",), strings=False, role=BlockRole.REASONING
+    ),
+    # Gemma 4 thinks in "<|channel>thought\n…<channel|>"; Kimi K3 in a think channel.
+    Block(
+        "<|channel>",
+        CallForm.GEMMA4,
+        None,
+        ("<channel|>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
+    Block(
+        "<|open|>think<|sep|>",
+        CallForm.KIMI_K3,
+        None,
+        ("<|close|>think<|sep|>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
+    Block(
+        "<tool_response>",
+        CallForm.TOOL_CALL,
+        None,
+        ("</tool_response>",),
+        strings=False,
+        role=BlockRole.RESPONSE,
     ),
     # Gemma 4 ends a calling turn with a bare "<|tool_response>" (its template; Ollama's
     # gemma4 parser): only one with a body is a result the model made up.
     Block(
-        "<|tool_response>", CallForm.GEMMA4, None, ("<tool_response|>",), strings=False,
-        role=Role.RESPONSE,
+        "<|tool_response>",
+        CallForm.GEMMA4,
+        None,
+        ("<tool_response|>",),
+        strings=False,
+        role=BlockRole.RESPONSE,
     ),
-)  # fmt: skip
+)
 
 _HARMONY_TEXT = Block(
-    "<|channel|>", CallForm.HARMONY, None, _HARMONY_END, _HARMONY_NEXT, strings=False,
-    to_end=True, role=Role.REASONING,
-)  # fmt: skip
+    "<|channel|>",
+    CallForm.HARMONY,
+    None,
+    _HARMONY_END,
+    _HARMONY_NEXT,
+    strings=False,
+    to_end=True,
+    role=BlockRole.REASONING,
+)
 
 BY_OPENER: dict[str, Block] = {block.opener: block for block in BLOCKS}
 HARMONY_ROLE = Block(
-    "to=functions.", CallForm.HARMONY, _harmony, _HARMONY_END, _HARMONY_NEXT,
-    head_end="<|message|>", head_limit=400, to_end=True, implied="to=functions.",
-)  # fmt: skip
+    "to=functions.",
+    CallForm.HARMONY,
+    _harmony,
+    _HARMONY_END,
+    _HARMONY_NEXT,
+    head_end="<|message|>",
+    head_limit=400,
+    to_end=True,
+    implied="to=functions.",
+)
 """A gpt-oss reply that opens with its header's recipient (read only at a reply's start)."""
 CALL_MARKERS: tuple[str, ...] = (
-    *(b.opener for b in BLOCKS if b.role is Role.CALLS and b.form is not CallForm.HARMONY),
+    *(b.opener for b in BLOCKS if b.role is BlockRole.CALLS and b.form is not CallForm.HARMONY),
     "<tool_response>",
 )
 """What in a reply's text shows a call (or a made-up result) left there; Harmony's channel
@@ -216,7 +301,7 @@ reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 FENCE = "```"
 HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
 """A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
-PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=Role.REASONING)
+PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
 HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 """The info strings of the fences that are held."""

@@ -25,7 +25,7 @@ from conchcheck.core.words.blocks import (
     PASSED_FENCE,
     REASONING_ENDS,
     Block,
-    Role,
+    BlockRole,
     fence_calls,
 )
 from conchcheck.core.words.forms import Reader, WordsCall, cut_call
@@ -278,8 +278,8 @@ class WordsReader:
         self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
         self._parts, self._lag = [], []
         self._triggers, self._trigger = triggers(block)
-        self._lag_ok = block.role is not Role.REASONING
-        if block.role is Role.REASONING:
+        self._lag_ok = block.role is not BlockRole.REASONING
+        if block.role is BlockRole.REASONING:
             out.append(self._opener + self._head + self._head_end)
 
     def _head_step(self, text: str, pos: int, out: list[str]) -> int:
@@ -305,7 +305,7 @@ class WordsReader:
         block, lexer = self._block, self._lexer
         assert block is not None and lexer is not None
         shift = 0  # how much longer ``text`` is here than the caller's
-        if block.role is not Role.REASONING:
+        if block.role is not BlockRole.REASONING:
             # A held block can only end where one of its closers begins: text with none of
             # their first characters waits unread, and is read in one go with what follows
             # (every character is still read once, in order).
@@ -321,7 +321,7 @@ class WordsReader:
         if found is None:
             end = len(text) - lexer.unread
             self._pending = text[end:]
-            if block.role is Role.REASONING:
+            if block.role is BlockRole.REASONING:
                 out.append(text[pos:end])  # shown as it comes
             else:
                 self._parts.append(text[pos:end])
@@ -330,7 +330,7 @@ class WordsReader:
         closed = marker in block.closers
         cut = pos + index - before
         end = cut + len(marker) if closed else cut
-        if block.role is Role.REASONING:
+        if block.role is BlockRole.REASONING:
             out.append(text[pos:end])
             self._to_text()
             return end - shift
@@ -346,7 +346,7 @@ class WordsReader:
             calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
             self._calls += calls
             out.append(words)
-        elif block.role is Role.RESPONSE:
+        elif block.role is BlockRole.RESPONSE:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:
             raw = self._opener + self._head + self._head_end + body + closer
@@ -403,7 +403,7 @@ class WordsReader:
         elif state is _State.HEAD:
             block = self._block
             assert block is not None
-            if cut_off and block.role is Role.CALLS:
+            if cut_off and block.role is BlockRole.CALLS:
                 self._calls.append(cut_call(block.form, self._opener + pending))
             else:
                 out.append(self._opener + pending)
@@ -418,7 +418,7 @@ class WordsReader:
         tail, self._lag = "".join(self._lag) + tail, []
         start = lexer.fed
         found = lexer.feed(tail) or lexer.finish(cut_off=cut_off)
-        if block.role is Role.REASONING:
+        if block.role is BlockRole.REASONING:
             # Shown as it came; only the tail is left, and what follows its closer.
             end = len(tail) if found is None else found[0] - start
             end += len(found[1]) if found is not None and found[1] in block.closers else 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conchcheck.errors import InputError
 from conchcheck.report.compatibility import badge, markdown, page
-from conchcheck.report.compatibility.diff import Change, Diff, compare
+from conchcheck.report.compatibility.diff import Diff, MarkChange, compare
 from conchcheck.report.compatibility.shards import (
     load_all,
     merge,
@@ -21,10 +21,10 @@ from conchcheck.report.compatibility.shards import (
 from conchcheck.report.compatibility.table import CompatTable, Mark, Row, Status, build_table
 
 __all__ = [
-    "Change",
     "CompatTable",
     "Diff",
     "Mark",
+    "MarkChange",
     "Row",
     "Status",
     "build_table",

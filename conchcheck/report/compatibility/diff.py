@@ -10,7 +10,7 @@ from conchcheck.report.compatibility.table import CompatTable
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class MarkChange:
     """One mark of one target that is not what it was."""
 
     target: str
@@ -24,17 +24,17 @@ class Change:
 class Diff:
     """The changes against a baseline, worse first, and the targets only one side has."""
 
-    changes: tuple[Change, ...]
+    changes: tuple[MarkChange, ...]
     added: tuple[str, ...]
     removed: tuple[str, ...]
 
     @property
-    def worse(self) -> tuple[Change, ...]:
+    def worse(self) -> tuple[MarkChange, ...]:
         """The regressions."""
         return tuple(c for c in self.changes if not c.better)
 
     @property
-    def better(self) -> tuple[Change, ...]:
+    def better(self) -> tuple[MarkChange, ...]:
         """The improvements."""
         return tuple(c for c in self.changes if c.better)
 
@@ -62,7 +62,7 @@ def compare(table: CompatTable, baseline: CompatTable) -> Diff:
                 continue
             better = (mark.status.rank, mark.sort) > (was.status.rank, was.sort)
             shown = (f"{was.status.shape} {was.text}", f"{mark.status.shape} {mark.text}")
-            changes.append(Change(row.name, column.title, *shown, better))
+            changes.append(MarkChange(row.name, column.title, *shown, better))
     changes.sort(key=lambda c: (c.better, c.target))
     added = tuple(sorted(set(now) - set(before)))
     removed = tuple(sorted(set(before) - set(now)))
