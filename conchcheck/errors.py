@@ -5,6 +5,8 @@ always a complete sentence for the user.
   x InputError                  a file or value given to conchcheck cannot be used
     + MatrixError               a matrix with problems, one ``file:line: path: message``
                                 a line (``conchcheck.matrix``)
+    + TargetsError              a targets file with problems, the same way
+                                (``conchcheck.run.targets``)
   x UnknownDialectError         a schema dialect name conchcheck does not know (also ValueError)
   x Unreadable                  text the forgiving reader cannot read (also ValueError;
                                 defined in ``conchcheck.core.repair``)

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conchcheck.job import JobOutcome
 from conchcheck.report import ReportFormat, RunInfo, render
 from conchcheck.report.escaping import encodable, json_text, one_line, visible
 from conchcheck.report.json import validator
 from conchcheck.results import Cell, ProbeResult, ToolCall
+from conchcheck.run import ExitCode, ProbeOutcome
 from tests.report.conftest import build_result
 
 PAYLOADS = [
@@ -275,7 +275,9 @@ SHOWN = "ok\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\x0dfake\\u202e"
             lambda c: c.show_matrix_problems("m.yaml", [PAYLOAD]), "err", id="matrix-problems"
         ),
         pytest.param(
-            lambda c: c.show_outcome(JobOutcome(None, None, None, (), 3, PAYLOAD)),
+            lambda c: c.show_outcome(
+                ProbeOutcome(None, None, None, (), ExitCode.UNUSABLE, PAYLOAD)
+            ),
             "out",
             id="outcome-message-from-a-provider",
         ),
