@@ -138,22 +138,19 @@ class _Run:
     async def _one(self, index: int) -> None:
         plan = self.plans[index]
         engine = self.engines.get(index)
-        if engine is None:
-            # The CLI's hint names --api-key-env; here the file is where to say it.
-            missing = f"{plan.key_problem} Set it, or give the entry an api_key_env."
-            self.finish(index, not_probed(plan, unusable=missing))
-            return
-        self.finish(index, await probing(plan, engine))
+        result = await probing(plan, engine) if engine is not None else _unkeyed(plan)
+        self.done(index, result)
 
     def stop(self, reason: str) -> None:
-        """After an interrupt: finish every target not finished with the cells it has."""
+        """After an interrupt: finish every target not finished with the cells it has; a
+        target without its key is unusable however soon the interrupt came."""
         for index, plan in enumerate(self.plans):
             if index not in self.finished:
                 engine = self.engines.get(index)
-                result = engine.partial(reason) if engine else not_probed(plan, stopped=reason)
-                self.finish(index, result)
+                result = engine.partial(reason) if engine is not None else _unkeyed(plan)
+                self.done(index, result)
 
-    def finish(self, index: int, result: ProbeResult) -> None:
+    def done(self, index: int, result: ProbeResult) -> None:
         self.finished[index] = finish(self.plans[index], result, started=self.started)
 
 
@@ -169,11 +166,11 @@ def _index(fleet: FleetPlan, finished: dict[int, ProbeOutcome]) -> FleetOutcome:
     return outcome
 
 
-def not_probed(
-    plan: Plan, *, unusable: str | None = None, stopped: str | None = None
-) -> ProbeResult:
-    """The result of a target no request was sent to."""
+def _unkeyed(plan: Plan) -> ProbeResult:
+    """The result of a target whose key is unset: no request was sent to it."""
     target, matrix = plan.target, plan.matrix
+    # The CLI's hint names --api-key-env; here the file is where to say it.
+    missing = f"{plan.key_problem} Set it, or give the entry an api_key_env."
     return ProbeResult(
         target=target.label,
         provider=target.provider.name,
@@ -189,6 +186,5 @@ def not_probed(
         prompt_tokens=0,
         completion_tokens=0,
         stage_ms={},
-        stopped=stopped,
-        unusable=unusable,
+        unusable=missing,
     )
