@@ -26,11 +26,20 @@ if TYPE_CHECKING:
         render_tools,
         tool_response,
     )
-    from conchcheck.errors import ConchcheckError, InputError, UnknownDialectError
-    from conchcheck.job import Job, JobSpec
+    from conchcheck.errors import ConchcheckError, ExitCode, InputError, UnknownDialectError
     from conchcheck.matrix import Matrix, MatrixError, load_matrix
     from conchcheck.probe import Probe, ProbeOptions
     from conchcheck.results import ProbeResult, Verdict
+    from conchcheck.run import (
+        FleetSpec,
+        Plan,
+        ProbeOutcome,
+        ProbeSpec,
+        build,
+        build_fleet,
+        execute,
+        execute_fleet,
+    )
     from conchcheck.verdict import decide
     from conchcheck.wire.providers import Target, parse_target
 
@@ -41,14 +50,17 @@ _HOME = {
     "CallForm": "conchcheck.core.words",
     "ConchcheckError": "conchcheck.errors",
     "Dialect": "conchcheck.core.dialects",
+    "ExitCode": "conchcheck.errors",
+    "FleetSpec": "conchcheck.run",
     "InputError": "conchcheck.errors",
-    "Job": "conchcheck.job",
-    "JobSpec": "conchcheck.job",
     "Matrix": "conchcheck.matrix",
     "MatrixError": "conchcheck.matrix",
+    "Plan": "conchcheck.run",
     "Probe": "conchcheck.probe",
     "ProbeOptions": "conchcheck.probe",
+    "ProbeOutcome": "conchcheck.run",
     "ProbeResult": "conchcheck.results",
+    "ProbeSpec": "conchcheck.run",
     "Problem": "conchcheck.core.problems",
     "Reading": "conchcheck.core.repair",
     "Refusal": "conchcheck.core.refusals",
@@ -64,8 +76,12 @@ _HOME = {
     "WordsReader": "conchcheck.core.words",
     "WordsReading": "conchcheck.core.words",
     "as_tool": "conchcheck.core.tools",
+    "build": "conchcheck.run",
+    "build_fleet": "conchcheck.run",
     "classify": "conchcheck.core.refusals",
     "decide": "conchcheck.verdict",
+    "execute": "conchcheck.run",
+    "execute_fleet": "conchcheck.run",
     "load_matrix": "conchcheck.matrix",
     "parse_target": "conchcheck.wire.providers",
     "read_arguments": "conchcheck.core.arguments",
@@ -99,14 +115,17 @@ __all__ = [
     "CallForm",
     "ConchcheckError",
     "Dialect",
+    "ExitCode",
+    "FleetSpec",
     "InputError",
-    "Job",
-    "JobSpec",
     "Matrix",
     "MatrixError",
+    "Plan",
     "Probe",
     "ProbeOptions",
+    "ProbeOutcome",
     "ProbeResult",
+    "ProbeSpec",
     "Problem",
     "Reading",
     "Refusal",
@@ -123,8 +142,12 @@ __all__ = [
     "WordsReading",
     "__version__",
     "as_tool",
+    "build",
+    "build_fleet",
     "classify",
     "decide",
+    "execute",
+    "execute_fleet",
     "load_matrix",
     "parse_target",
     "read_arguments",

@@ -33,14 +33,13 @@ from conchcheck.core.arguments import ArgumentsResult
 from conchcheck.core.escaping import json_text, visible
 from conchcheck.core.repair import Reading, Unreadable
 from conchcheck.core.words import WordsReading
-from conchcheck.errors import ConchcheckError
-from conchcheck.fleet import FleetOutcome
+from conchcheck.errors import ConchcheckError, ExitCode
 from conchcheck.gate.outcome import Direction, GateResult
-from conchcheck.job import JobOutcome
 from conchcheck.matrix import Matrix
 from conchcheck.redaction import held
 from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
+from conchcheck.run import FleetOutcome, ProbeOutcome
 from conchcheck.wire.providers import Provider
 
 
@@ -314,7 +313,7 @@ def progress(*, quiet: bool) -> Iterator[_Progress]:
         yield observer
 
 
-def show_outcome(outcome: JobOutcome) -> None:
+def show_outcome(outcome: ProbeOutcome) -> None:
     """The closing summary: the verdict, the table of prompts, where the reports are."""
     result = outcome.result
     if result is not None and result.verdict is not None:
@@ -330,7 +329,8 @@ def show_outcome(outcome: JobOutcome) -> None:
         out.print(_text(verdict.reason), soft_wrap=True)
         for finding in verdict.findings:
             out.print(f"[yellow]finding:[/] {_text(finding)}", soft_wrap=True)
-    colour = "green" if outcome.exit_code == 0 else "yellow" if outcome.exit_code == 4 else "red"
+    code = outcome.exit_code
+    colour = "green" if code == ExitCode.DONE else "yellow" if code == ExitCode.STOPPED else "red"
     out.print(f"[{colour}]{_text(outcome.message)}[/]", soft_wrap=True)
     for path in outcome.written:
         out.print(f"wrote {_text(str(path))}", soft_wrap=True)
@@ -351,7 +351,7 @@ def show_fleet(outcome: FleetOutcome) -> None:
         )  # fmt: skip
     out.print(table)
     for done in outcome.targets:
-        if done.outcome.exit_code != 0:
+        if done.outcome.exit_code != ExitCode.DONE:
             out.print(f"{_text(done.entry.target.label)}: {_text(done.outcome.message)}")
     shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
     out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)

@@ -1,9 +1,12 @@
-"""Exceptions raised by conchcheck. ``str(exc)`` is always a complete sentence for the user.
+"""Exceptions raised by conchcheck, and the exit codes the command ends with. ``str(exc)`` is
+always a complete sentence for the user.
 
 * ConchcheckError               base; the CLI prints it and exits with ``exit_code`` (2)
   x InputError                  a file or value given to conchcheck cannot be used
     + MatrixError               a matrix with problems, one ``file:line: path: message``
                                 a line (``conchcheck.matrix``)
+    + TargetsError              a targets file with problems, the same way
+                                (``conchcheck.run.targets``)
   x UnknownDialectError         a schema dialect name conchcheck does not know (also ValueError)
   x Unreadable                  text the forgiving reader cannot read (also ValueError;
                                 defined in ``conchcheck.core.repair``)
@@ -17,13 +20,33 @@ A provider's refusal is never an exception: it is a ``conchcheck.refusals.Refusa
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import ClassVar
+
+
+class ExitCode(IntEnum):
+    """How a command ends; a run of many targets ends with the worst of theirs."""
+
+    DONE = 0
+    """Done, and everything checked holds."""
+    FAILED = 1
+    """A check or an expectation failed."""
+    USAGE = 2
+    """Bad usage or input; nothing was sent."""
+    UNUSABLE = 3
+    """The target can't be probed: unreachable, auth, unknown model, nothing but failures."""
+    STOPPED = 4
+    """Stopped early (budget, deadline, interrupt); the partial results are written."""
+
+    def __str__(self) -> str:
+        # The number, as the shell shows it (Python 3.10 would print "ExitCode.DONE").
+        return str(self.value)
 
 
 class ConchcheckError(Exception):
     """Base class for every error conchcheck raises on purpose."""
 
-    exit_code: ClassVar[int] = 2
+    exit_code: ClassVar[ExitCode] = ExitCode.USAGE
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conchcheck.cli import app
-from conchcheck.fleet import worst
 from conchcheck.matrix import load_matrix
-from conchcheck.targets import TargetEntry
+from conchcheck.run.fleet import worst
+from conchcheck.run.targets import TargetEntry
 from conchcheck.wire.providers import parse_target
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle

@@ -191,7 +191,7 @@ def test_a_folder_the_kernel_wont_let_us_write_is_refused(tmp_path: Path, monkey
     assert files.folder_problem(tmp_path / "new") == f"cannot be made: {tmp_path} is not writable"
 
 
-# -- a JobSpec and a Job check everything from Python, as the CLI does ----------------------
+# -- a ProbeSpec and build check everything from Python, as the CLI does -------------------
 
 
 def _policy(**values: object):
@@ -253,11 +253,11 @@ def _policy(**values: object):
         ),
     ],
 )
-def test_a_jobspec_refuses_numbers_out_of_range(values: dict[str, object], message: str) -> None:
-    from conchcheck.job import JobSpec
+def test_a_probespec_refuses_numbers_out_of_range(values: dict[str, object], message: str) -> None:
+    from conchcheck.run import ProbeSpec
 
     with pytest.raises(InputError) as caught:
-        JobSpec("vllm:m", options=_policy(**values))
+        ProbeSpec("vllm:m", options=_policy(**values))
     assert f"{caught.value} {caught.value.hint}" == message
 
 
@@ -265,40 +265,42 @@ def test_a_jobspec_refuses_numbers_out_of_range(values: dict[str, object], messa
     ("field", "value", "message"),
     [
         pytest.param(
-            "expect_mode",
+            "expected_mode",
             "nativ",
             "--expect-mode: `nativ` is not a mode; did you mean `native`? The modes are native, words, none.",
             id="mode-misspelt",
         ),
         pytest.param(
-            "expect_mode",
+            "expected_mode",
             "",
             "--expect-mode: `` is not a mode. The modes are native, words, none.",
             id="mode-empty",
         ),
         pytest.param(
-            "expect_dialect",
+            "expected_dialect",
             "STRICT",
             "--expect-dialect: `STRICT` is not a dialect; did you mean `strict`? The dialects are permissive, gemini, anthropic, strict.",
             id="dialect-in-capitals",
         ),
     ],
 )
-def test_a_jobspec_refuses_unknown_expectations(field: str, value: str, message: str) -> None:
-    from conchcheck.job import JobSpec
+def test_a_probespec_refuses_unknown_expectations(field: str, value: str, message: str) -> None:
+    from conchcheck.run import ProbeSpec
 
     with pytest.raises(InputError) as caught:
-        JobSpec("vllm:m", **{field: value})  # type: ignore[arg-type]
+        ProbeSpec("vllm:m", **{field: value})  # type: ignore[arg-type]
     assert f"{caught.value} {caught.value.hint}" == message
 
 
-def test_a_job_refuses_a_corrupt_cache_before_anything_is_sent(tmp_path: Path) -> None:
+def test_build_refuses_a_corrupt_cache_before_anything_is_sent(tmp_path: Path) -> None:
     from conchcheck.capabilities import CacheError
-    from conchcheck.job import Job, JobSpec
+    from conchcheck.run import ProbeSpec, build
 
     cache = tmp_path / "capabilities.yaml"
     cache.write_text("schema_version: 1\nentries: [\n")
-    spec = JobSpec("vllm:m", base_url="http://127.0.0.1:9/v1", out=tmp_path / "out", cache=cache)
+    spec = ProbeSpec(
+        "vllm:m", base_url="http://127.0.0.1:9/v1", out_dir=tmp_path / "out", capability_file=cache
+    )
     with pytest.raises(CacheError):
-        Job(spec)  # the test network refuses anything but loopback; nothing was tried
+        build(spec)  # the test network refuses anything but loopback; nothing was tried
     assert sorted(p.name for p in tmp_path.iterdir()) == ["capabilities.yaml"]

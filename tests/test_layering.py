@@ -31,16 +31,14 @@ LAYER_OF = {
     "report": "report",
     "gate": "gate",
     "capabilities": "capabilities",
-    "job": "job",
-    "fleet": "job",
-    "targets": "job",
+    "run": "run",
     "console": "console",
     "cli": "cli",
     "__main__": "cli",
     "__init__": "api",
 }
-# What each layer may import (itself always). cli → job → probe → {wire, matrix} → core;
-# report → results; gate → report.
+# What each layer may import (itself always). cli → run → probe → {wire, matrix} → core;
+# report → results; gate → report; run may import report, to write the reports.
 MAY_IMPORT = {
     "base": set(),
     "core": {"base"},
@@ -54,8 +52,8 @@ MAY_IMPORT = {
     "probe": {"base", "core", "wire", "matrix", "results"},
     "report": {"base", "core", "files", "results"},
     "capabilities": {"base", "files"},
-    "gate": {"base", "core", "files", "results", "report"},
-    "job": {
+    "gate": {"base", "core", "files", "results"},
+    "run": {
         "base",
         "core",
         "files",
@@ -76,7 +74,7 @@ MAY_IMPORT = {
         "results",
         "report",
         "capabilities",
-        "job",
+        "run",
         "gate",
     },
     "cli": {
@@ -89,7 +87,7 @@ MAY_IMPORT = {
         "probe",
         "report",
         "capabilities",
-        "job",
+        "run",
         "console",
         "gate",
     },

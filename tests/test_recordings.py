@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from conchcheck.job import Job, JobSpec
 from conchcheck.matrix import load_matrix
 from conchcheck.results import CatalogueFacts, Cell, CellMode, Outcome, Stage
 from conchcheck.results.reader import read_results
+from conchcheck.run import ProbeSpec, build, execute
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
 MATRIX = load_matrix("default")
@@ -29,9 +29,10 @@ def replay(name: str, tmp_path: Path, matrix: str = "default") -> dict[str, Any]
     recording = RECORDINGS / f"{name}.json"
     target = json.loads(recording.read_text())["target"]
     out = tmp_path / name
-    spec = JobSpec(target, matrix=matrix, out=out, cache=tmp_path / "caps.yaml", replay=recording)
-    job = Job(spec)
-    outcome = job.finish(job.run())
+    spec = ProbeSpec(
+        target, matrix=matrix, out_dir=out, capability_file=tmp_path / "caps.yaml", replay=recording
+    )
+    outcome = execute(build(spec))
     result = read_results(out / "results.json")
     return {"outcome": outcome, "cells": result.cells, "result": result, "out": out}
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from conchcheck.cli.app import FAMILIES, CacheOption, JsonOption, app
-from conchcheck.errors import InputError
+from conchcheck.errors import ExitCode, InputError
 from conchcheck.gate import CheckFormat
 
 if TYPE_CHECKING:
@@ -55,17 +55,17 @@ def read(
     if schema is not None:
         result = read_arguments(text, load_schema(schema), cut_off=cut_off, tool=name)
         console.emit_json(result) if as_json else console.show_arguments(result)
-        raise typer.Exit(0 if result.ok else 1)
+        raise typer.Exit(ExitCode.DONE if result.ok else ExitCode.FAILED)
     if tools is not None:
         reading = read_calls(text, load_tools(tools), cut_off=cut_off)
         console.emit_json(reading) if as_json else console.show_calls(reading)
-        raise typer.Exit(0 if all(call.ok for call in reading.calls) else 1)
+        raise typer.Exit(ExitCode.DONE if all(c.ok for c in reading.calls) else ExitCode.FAILED)
     try:
         value = read_json(text, mend_unclosed=not cut_off)
     except Unreadable as exc:
         unread = {"readable": False, "reason": exc.reason, "message": str(exc)}
         console.emit_json(unread) if as_json else console.show_unreadable(exc)
-        raise typer.Exit(1) from None
+        raise typer.Exit(ExitCode.FAILED) from None
     console.emit_json(value) if as_json else console.show_reading(value)
 
 
@@ -136,7 +136,7 @@ def matrix_validate(
     else:
         console.show_matrix_problems(path, problems)
     if problems:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
 
 
 @matrix_app.command("show")
@@ -191,7 +191,7 @@ def cache_show(
     entry = _cache_file(cache).get(parsed.provider.name, parsed.model, parsed.base_url)
     if entry is None:
         console.complain(f"No entry for {target} at {parsed.base_url}.")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
     console.emit_json(entry)
 
 

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from conchcheck.cli.app import app
+from conchcheck.errors import InputError
 from conchcheck.report import ReportFormat
 from conchcheck.wire.providers import ApiFamily
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command()
@@ -73,7 +71,7 @@ def probe(
     allow_insecure: Annotated[
         bool, typer.Option("--allow-insecure", help="Allow a key over plain http to another host.")
     ] = False,
-    # Ranges are checked by JobSpec, so a Python caller meets the same limits and words.
+    # Ranges are checked by ProbeSpec, so a Python caller meets the same limits and words.
     concurrency: Annotated[int, typer.Option(help="Requests at once (1-64).")] = 4,
     repeat: Annotated[int, typer.Option(help="Run each prompt N times (1-100).")] = 1,
     threshold: Annotated[float, typer.Option(help="Pass rate a mode needs (0-1).")] = 0.5,
@@ -118,60 +116,128 @@ def probe(
     SIGHUP; the partial results are written). With --targets, the worst of 3, 4, 1, 0.
     """
     from conchcheck import console
-    from conchcheck.fleet import fleet_for, index_data
-    from conchcheck.job import EXIT_UNUSABLE, Job, JobSpec
+    from conchcheck.errors import ExitCode
     from conchcheck.probe import ProbeOptions
+    from conchcheck.run import (
+        FleetSpec,
+        ProbeSpec,
+        Shard,
+        build,
+        build_fleet,
+        execute,
+        execute_fleet,
+        index_data,
+    )
     from conchcheck.wire.transport import Policy
 
+    _one_or_many(
+        target,
+        targets,
+        shard,
+        {
+            "--base-url": base_url,
+            "--api": api,
+            "--api-key-env": api_key_env,
+            "--resume": resume,
+            "--use-cache": use_cache,
+            "--tools": tools or None,
+            "--prompts": prompts,
+        },
+    )
+    policy = Policy(read_timeout=timeout, allow_insecure=allow_insecure, concurrency=concurrency)
     options = ProbeOptions(
-        repeat=repeat, threshold=threshold, max_requests=max_requests, deadline=deadline,
-        max_tokens=max_tokens, policy=Policy(read_timeout=timeout, allow_insecure=allow_insecure,
-                                             concurrency=concurrency),
-    )  # fmt: skip
-    fleet = fleet_for(
-        target, targets, shard, {"--base-url": base_url, "--api": api, "--api-key-env": api_key_env,
-                                 "--resume": resume, "--use-cache": use_cache,
-                                 "--tools": tools or None, "--prompts": prompts},
-        out=out, matrix=matrix, formats=tuple(report_format or ReportFormat), cache=cache,
-        options=options, expect_mode=expect_mode, expect_dialect=expect_dialect,
-        command=" ".join(["conchcheck", *sys.argv[1:]]),
-    )  # fmt: skip
-    if fleet is not None:
+        repeat=repeat,
+        threshold=threshold,
+        max_requests=max_requests,
+        deadline=deadline,
+        max_tokens=max_tokens,
+        policy=policy,
+    )
+    formats = tuple(report_format or ReportFormat)
+    command = " ".join(["conchcheck", *sys.argv[1:]])
+    if targets is not None:
+        fleet = build_fleet(
+            FleetSpec(
+                targets,
+                out_dir=out,
+                shard=None if shard is None else Shard.parse(shard),
+                matrix=matrix,
+                formats=formats,
+                capability_file=cache,
+                options=options,
+                expected_mode=expect_mode,
+                expected_dialect=expect_dialect,
+                command=command,
+            )
+        )
         with _stop_signals() as caught:
-            try:
-                done = fleet.run()
-            except KeyboardInterrupt:
-                done = fleet.stop(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
+            done = execute_fleet(fleet, interrupted_by=_came(caught))
         console.emit_json(index_data(done)) if as_json else console.show_fleet(done)
         raise typer.Exit(done.exit_code)
     assert target is not None
-    spec = JobSpec(
-        target, base_url, matrix, out, tuple(report_format or ReportFormat), cache, use_cache,
-        api_key_env=api_key_env, api=api, options=options, resume=resume, expect_mode=expect_mode,
-        expect_dialect=expect_dialect, command=" ".join(["conchcheck", *sys.argv[1:]]),
-        record=record, replay=replay, tools=tuple(tools or ()), prompts=prompts,
-    )  # fmt: skip
-    job = Job(spec)
-    cached = job.cached()
-    if cached is not None:
-        console.emit_json(cached) if as_json else console.show_cached(cached)
-        raise typer.Exit(0)
+    spec = ProbeSpec(
+        target,
+        base_url=base_url,
+        api_family=api,
+        matrix=matrix,
+        tools=tuple(tools or ()),
+        prompts=prompts,
+        out_dir=out,
+        formats=formats,
+        capability_file=cache,
+        reuse_cached=use_cache,
+        key_variable=api_key_env,
+        options=options,
+        resume_from=resume,
+        expected_mode=expect_mode,
+        expected_dialect=expect_dialect,
+        command=command,
+        record=record,
+        replay=replay,
+    )
+    plan = build(spec)
+    if plan.cached is not None:
+        console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
+        raise typer.Exit(ExitCode.DONE)
     with console.progress(quiet=quiet or as_json) as observer, _stop_signals() as caught:
         try:
-            result = job.run(observer)
+            outcome = execute(plan, observer, interrupted_by=_came(caught))
         except KeyboardInterrupt:
-            partial = job.partial(f"interrupted ({caught[-1] if caught else 'Ctrl-C'})")
-            if partial is None:
-                raise typer.Exit(4) from None
-            result = partial
-    outcome = job.finish(result)
+            raise typer.Exit(ExitCode.STOPPED) from None
     shown = outcome
-    if outcome.exit_code == EXIT_UNUSABLE:
+    if outcome.exit_code == ExitCode.UNUSABLE:
         # Why the target can't be probed is commentary, not the product: stderr (G13).
         console.complain(outcome.message)
         shown = replace(outcome, message="Reports of what was tried are written.")
     console.emit_json(outcome) if as_json else console.show_outcome(shown)
     raise typer.Exit(outcome.exit_code)
+
+
+def _one_or_many(
+    target: str | None, targets: Path | None, shard: str | None, per_target: dict[str, object]
+) -> None:
+    """Refuse a TARGET with --targets, neither, --shard without --targets, and any option
+    of ``per_target`` (by name, with its value) given with --targets: a targets file sets
+    those for each of its targets."""
+    help_ = "See `conchcheck probe --help`."
+    if (target is None) == (targets is None):
+        raise InputError("Give a TARGET or --targets, one of the two.", hint=help_)
+    if targets is None:
+        if shard is not None:
+            raise InputError("--shard: only with --targets.", hint=help_)
+        return
+    given = [name for name, value in per_target.items() if value]
+    if given:
+        raise InputError(
+            f"{given[0]}: not with --targets; it is an option of a single target's probe.",
+            hint="Probe that target on its own, or write base_url or api_key_env in its"
+            " entry of the targets file.",
+        )
+
+
+def _came(caught: list[str]) -> Callable[[], str]:
+    """What stopped the probe, for its reason: the last signal caught, else Ctrl-C."""
+    return lambda: caught[-1] if caught else "Ctrl-C"
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from conchcheck.core.escaping import visible
 from conchcheck.gate.outcome import Check, GateResult
 from conchcheck.gate.runs import Run
-from conchcheck.report.junit import TestStatus, judge
+from conchcheck.results.status import CiStatus, judge
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -77,13 +77,13 @@ def _cells(suite: ET.Element, run: Run) -> None:
         case = _case(suite, cell.id, f"cells.{cell.stage.value}")
         detail = f"{cell.label}: {cell.detail}" if cell.detail else cell.label
         match judge(cell, carried):
-            case TestStatus.PASSED:
+            case CiStatus.PASSED:
                 pass
-            case TestStatus.FAILED:
+            case CiStatus.FAILED:
                 ET.SubElement(case, "failure", message=_text(detail), type=cell.label)
-            case TestStatus.ERROR:
+            case CiStatus.ERROR:
                 ET.SubElement(case, "error", message=_text(detail), type=cell.label)
-            case TestStatus.SKIPPED:
+            case CiStatus.SKIPPED:
                 ET.SubElement(case, "skipped", message=_text(detail))
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from conchcheck.errors import ExitCode
 from conchcheck.results.plain import to_plain
 
 if TYPE_CHECKING:
@@ -84,16 +85,16 @@ class GateResult:
         return not self.unmet and not self.regressions
 
     @property
-    def exit_code(self) -> int:
-        """0 when the gate passes, 1 when it doesn't."""
-        return 0 if self.passed else 1
+    def exit_code(self) -> ExitCode:
+        """``DONE`` when the gate passes, ``FAILED`` when it doesn't."""
+        return ExitCode.DONE if self.passed else ExitCode.FAILED
 
 
 def to_data(result: GateResult) -> dict[str, Any]:
     """The gate as plain data, for ``--format json``."""
     return {
         "passed": result.passed,
-        "exit_code": result.exit_code,
+        "exit_code": int(result.exit_code),
         "expectations": result.expectations,
         "baseline": list(result.baseline),
         "tolerance": result.tolerance,

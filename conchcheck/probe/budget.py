@@ -99,7 +99,7 @@ class Budget:
         self.stopped: str | None = None
         self.limit = Limit(concurrency)
         self.shared: SharedLimit | None = None
-        """The provider's limits, shared with other probes of it (``conchcheck.fleet``)."""
+        """The provider's limits, shared with other probes of it (``conchcheck.run.fleet``)."""
         self.by_stage: dict[str, int] = {}
         """Attempts each stage spent, retries and catalogue look-ups included."""
 

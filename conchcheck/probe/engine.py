@@ -71,7 +71,7 @@ class Probe:
         self.observer = observer
         self.resume = tuple(resume)
         self.shared = shared
-        """Limits shared with other probes of the same provider (``conchcheck.fleet``)."""
+        """Limits shared with other probes of the same provider (``conchcheck.run.fleet``)."""
         self.ctx: Context | None = None
         self.unusable: str | None = None
         self.spans: dict[Stage, list[float]] = {}

@@ -7,37 +7,17 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from conchcheck.core.escaping import visible
-from conchcheck.results import PASSING, Cell, Outcome, Stage
+from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results.status import CiStatus, expected_refusal, judge
 
 if TYPE_CHECKING:
     from conchcheck.results import ProbeResult, RunInfo
 
 # XML 1.0 has no way to write most control characters; a model's reply can hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-class TestStatus(str, Enum):
-    """What a cell is to a CI test view."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-
-
-def judge(cell: Cell, carried: frozenset[str] = frozenset()) -> TestStatus:
-    """Passed, failed, error or skipped; ``carried`` are the cases the chosen dialect carried."""
-    if cell.outcome in PASSING or _expected_refusal(cell) or _moved_past(cell, carried):
-        return TestStatus.PASSED
-    if cell.outcome is Outcome.SKIPPED:
-        return TestStatus.SKIPPED
-    if cell.outcome is Outcome.ERROR:
-        return TestStatus.ERROR
-    return TestStatus.FAILED
 
 
 def render(result: ProbeResult, info: RunInfo) -> str:
@@ -67,35 +47,35 @@ def render(result: ProbeResult, info: RunInfo) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-def _counts(name: str, judged: list[tuple[Cell, TestStatus]], ms: float | None) -> dict[str, str]:
-    def count(which: TestStatus) -> str:
+def _counts(name: str, judged: list[tuple[Cell, CiStatus]], ms: float | None) -> dict[str, str]:
+    def count(which: CiStatus) -> str:
         return str(sum(j is which for _, j in judged))
 
     return {
         "name": _clean(name),
         "tests": str(len(judged)),
-        "failures": count(TestStatus.FAILED),
-        "errors": count(TestStatus.ERROR),
-        "skipped": count(TestStatus.SKIPPED),
+        "failures": count(CiStatus.FAILED),
+        "errors": count(CiStatus.ERROR),
+        "skipped": count(CiStatus.SKIPPED),
         "time": _seconds(ms if ms is not None else sum(cell.latency_ms for cell, _ in judged)),
     }
 
 
-def _case(suite: ET.Element, cell: Cell, judgement: TestStatus) -> None:
+def _case(suite: ET.Element, cell: Cell, judgement: CiStatus) -> None:
     case = ET.SubElement(
         suite,
         "testcase",
         {"classname": cell.stage.value, "name": _clean(cell.id), "time": _seconds(cell.latency_ms)},
     )
-    if judgement is TestStatus.FAILED:
+    if judgement is CiStatus.FAILED:
         failure = ET.SubElement(case, "failure", {"message": _clean(cell.label)})
         failure.set("type", cell.outcome.value)
         failure.text = _clean(cell.detail) or None
-    elif judgement is TestStatus.ERROR:
+    elif judgement is CiStatus.ERROR:
         error = ET.SubElement(case, "error", {"message": _clean(cell.label)})
         error.set("type", cell.error_kind.value if cell.error_kind else "other")
         error.text = _clean(cell.detail) or None
-    elif judgement is TestStatus.SKIPPED:
+    elif judgement is CiStatus.SKIPPED:
         ET.SubElement(case, "skipped", {"message": _clean(cell.detail or cell.label)})
     ET.SubElement(case, "system-out").text = _clean(_detail(cell))
 
@@ -104,7 +84,7 @@ def _detail(cell: Cell) -> str:
     lines = [f"outcome: {cell.label}"]
     if cell.detail:
         lines.append(f"detail: {cell.detail}")
-    if _expected_refusal(cell):
+    if expected_refusal(cell):
         lines.append("expected: a deliberately invalid schema case, refused as it should be")
     elif cell.stage is Stage.DIALECT and cell.refusal_kind == "schema":
         lines.append("note: passes when the chosen dialect carried this case")
@@ -133,21 +113,6 @@ def _detail(cell: Cell) -> str:
     if cell.prompt_tokens is not None or cell.completion_tokens is not None:
         lines.append(f"tokens: {cell.prompt_tokens or 0} + {cell.completion_tokens or 0}")
     return "\n".join(lines)
-
-
-def _moved_past(cell: Cell, carried: frozenset[str]) -> bool:
-    # A schema refusal in a dialect the verdict moved past is how the chain works (Gemini
-    # refuses $ref in permissive; the gemini dialect carries it): not a failure for CI.
-    return (
-        cell.stage is Stage.DIALECT
-        and cell.outcome is Outcome.REFUSED
-        and cell.refusal_kind == "schema"
-        and cell.case in carried
-    )
-
-
-def _expected_refusal(cell: Cell) -> bool:
-    return cell.stage is Stage.DIALECT and cell.outcome is Outcome.REFUSED and cell.invalid_case
 
 
 def _seconds(ms: float) -> str:

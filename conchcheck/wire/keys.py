@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from conchcheck.core.refusals import redact_keys
-from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.errors import ConchcheckError, ExitCode, InputError
 from conchcheck.redaction import MASK, Redactor, held, hold
 from conchcheck.wire.chat import Reply
 from conchcheck.wire.providers import Provider
@@ -34,7 +34,7 @@ _SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 class CredentialsError(ConchcheckError):
     """The provider needs a key and its variable is not set (exit 3: target unusable)."""
 
-    exit_code = 3
+    exit_code = ExitCode.UNUSABLE
 
 
 class Secret:

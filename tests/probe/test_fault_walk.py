@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from conchcheck.job import Job, JobSpec
 from conchcheck.jsonschemas import validator
 from conchcheck.matrix import load_matrix
 from conchcheck.probe import Probe, ProbeOptions
 from conchcheck.results import ProbeResult
+from conchcheck.run import ProbeSpec, build, execute
 from conchcheck.wire.providers import parse_target
 from conchcheck.wire.transport import Policy
 from tests.emulators import faults
@@ -206,13 +206,19 @@ def test_the_probe_survives_the_fault(
     server = EmulatorServer(injector)
     try:
         name, url = target(case.ollama, server.url)
-        spec = JobSpec(name, base_url=url, out=tmp_path / "out", cache=tmp_path / "cache.yaml",
-                       options=ProbeOptions(policy=POLICY))  # fmt: skip
-        job = Job(spec)
+        spec = ProbeSpec(
+            name,
+            base_url=url,
+            out_dir=tmp_path / "out",
+            capability_file=tmp_path / "cache.yaml",
+            options=ProbeOptions(policy=POLICY),
+        )
+        plan = build(spec)
         started = time.monotonic()
-        result = job.run()
+        outcome = execute(plan)
         took = time.monotonic() - started
-        outcome = job.finish(result)
+        result = outcome.result
+        assert result is not None
         received = len(server.received)
     finally:
         server.close()
@@ -243,13 +249,19 @@ def test_the_probe_survives_a_refused_connection(
     closed = EmulatorServer(lambda r: Response())
     url = closed.url
     closed.close()  # nothing listens on the port now: every connect is refused
-    spec = JobSpec("vllm:m", base_url=url + "/v1", out=tmp_path / "out",
-                   cache=tmp_path / "cache.yaml", options=ProbeOptions(policy=POLICY))  # fmt: skip
-    job = Job(spec)
+    spec = ProbeSpec(
+        "vllm:m",
+        base_url=url + "/v1",
+        out_dir=tmp_path / "out",
+        capability_file=tmp_path / "cache.yaml",
+        options=ProbeOptions(policy=POLICY),
+    )
+    plan = build(spec)
     started = time.monotonic()
-    result = job.run()
+    outcome = execute(plan)
     took = time.monotonic() - started
-    outcome = job.finish(result)
+    result = outcome.result
+    assert result is not None
     (cell,) = result.cells
     row[1:4] = [cell.label, str(cell.requests), f"{took:.1f}"]
     assert took < BOUND

@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.escaping import encodable, json_text, one_line, visible
-from conchcheck.job import JobOutcome
 from conchcheck.report import ReportFormat, render
 from conchcheck.results import Cell, ProbeResult, RunInfo
 from conchcheck.results.reader import validator
+from conchcheck.run import ExitCode, ProbeOutcome
 from conchcheck.wire.chat import ToolCall
 from tests.report.conftest import build_result
 
@@ -276,7 +276,9 @@ SHOWN = "ok\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\x0dfake\\u202e"
             lambda c: c.show_matrix_problems("m.yaml", [PAYLOAD]), "err", id="matrix-problems"
         ),
         pytest.param(
-            lambda c: c.show_outcome(JobOutcome(None, None, None, (), 3, PAYLOAD)),
+            lambda c: c.show_outcome(
+                ProbeOutcome(None, None, None, (), ExitCode.UNUSABLE, PAYLOAD)
+            ),
             "out",
             id="outcome-message-from-a-provider",
         ),

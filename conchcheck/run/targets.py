@@ -24,6 +24,10 @@ from conchcheck.wire.providers import Target, parse_target
 
 SHOWN_PROBLEMS = 5
 """Problems named in the one line of a ``TargetsError``; the rest are counted."""
+ENTRY_HINT = (
+    "Each entry is {target: provider:model}, optionally with base_url, api_key_env, matrix"
+    " and repeat."
+)
 
 
 class TargetsError(InputError):
@@ -33,10 +37,7 @@ class TargetsError(InputError):
         shown = "; ".join(problems[:SHOWN_PROBLEMS])
         more = len(problems) - SHOWN_PROBLEMS
         rest = f"; and {more} more problem{'' if more == 1 else 's'}" if more > 0 else ""
-        super().__init__(
-            f"{shown}{rest}.", hint="Each entry is {target: provider:model}, optionally with "
-            "base_url, api_key_env, matrix and repeat."
-        )  # fmt: skip
+        super().__init__(f"{shown}{rest}.", hint=ENTRY_HINT)
         self.problems = tuple(problems)
 
 
@@ -90,10 +91,14 @@ def load_targets(path: Path | str) -> TargetsFile:
     data: dict[str, Any] = checker.data
     folder = Path(source).parent
     entries = tuple(
-        TargetEntry(target, _matrix(item.get("matrix"), folder),
-                    item.get("api_key_env"), item.get("repeat"))
+        TargetEntry(
+            target,
+            matrix=_matrix(item.get("matrix"), folder),
+            api_key_env=item.get("api_key_env"),
+            repeat=item.get("repeat"),
+        )
         for item, target in zip(data["targets"], checker.targets, strict=True)
-    )  # fmt: skip
+    )
     providers = {
         name: ProviderLimits(limits.get("concurrency"), limits.get("requests_per_minute"))
         for name, limits in data.get("providers", {}).items()

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.errors import InputError
-from conchcheck.targets import (
+from conchcheck.run.targets import (
     ProviderLimits,
     Shard,
     TargetEntry,

@@ -1,0 +1,140 @@
+"""``build``: a ``ProbeSpec`` resolved into a ``Plan``, with every input read and checked.
+
+The target, the recording, the matrix (or the user's tools), the results to resume, the
+report folder, the recording's file, the capability file and the key are all read here,
+before the first request, so a probe never spends requests to fail at the end. Each
+problem is one ``InputError`` line (or a ``CacheError``), worded as the CLI's option.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conchcheck.capabilities import CapabilityFile, Entry, default_path
+from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.files import folder_problem
+from conchcheck.matrix import Matrix, load_matrix
+from conchcheck.matrix.own import own_matrix
+from conchcheck.results import Cell
+from conchcheck.results.reader import read_results
+from conchcheck.run.execution import now
+from conchcheck.run.plan import Plan
+from conchcheck.run.recording import REPLAY_KEY, load_recording
+from conchcheck.run.spec import ProbeSpec
+from conchcheck.sources import read_tools
+from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
+from conchcheck.wire.providers import Target, parse_target
+from conchcheck.wire.recording import Recording, RecordingTransport, ReplayTransport
+from conchcheck.wire.transport import Transport
+
+
+def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
+    """Resolve ``spec``: every input read and checked, nothing sent to the target.
+
+    ``transport`` carries every request instead of the network (tests, a proxy); a replay
+    answers from its recording instead, and a recording wraps it.
+    """
+    replayed = load_recording(spec.replay) if spec.replay is not None else None
+    # A replay goes to the URLs it recorded, unless told otherwise.
+    base_url = spec.base_url or (replayed.base_url if replayed else None)
+    target = parse_target(spec.target, base_url=base_url, api=spec.api_family)
+    matrix = _matrix(spec)
+    capabilities = CapabilityFile(spec.capability_file or default_path())
+    recorder = None
+    if replayed is not None:
+        transport = _replaying(target, replayed, str(spec.replay))
+    elif spec.record is not None:
+        recorder = RecordingTransport(transport, spec.options.policy.max_body)
+        transport = recorder
+    prior = prior_cells(spec.resume_from) if spec.resume_from is not None else ()
+    out_dir = spec.out_dir if spec.out_dir is not None else default_out_dir(target)
+    _check_places(spec, out_dir)
+    if spec.writes_entry:
+        capabilities.check()
+    elif spec.reuse_cached:
+        capabilities.entries()
+    key, key_problem = _key(spec, target, replaying=replayed is not None)
+    return Plan(
+        spec=spec,
+        target=target,
+        matrix=matrix,
+        capabilities=capabilities,
+        out_dir=out_dir,
+        transport=transport,
+        recorder=recorder,
+        prior=prior,
+        key=key,
+        key_problem=key_problem,
+        cached=_fresh_entry(capabilities, target) if spec.reuse_cached else None,
+    )
+
+
+def prior_cells(path: Path) -> tuple[Cell, ...]:
+    """The cells of the ``results.json`` a probe resumes from; ``InputError`` where it is wrong.
+
+    The one place the run reads a results file.
+    """
+    return read_results(path).cells
+
+
+def default_out_dir(target: Target) -> Path:
+    """``./conchcheck-out/<target>``, the target's label made a file name."""
+    return Path("conchcheck-out") / re.sub(r"[^A-Za-z0-9._-]+", "_", target.label)
+
+
+def _matrix(spec: ProbeSpec) -> Matrix:
+    if not spec.tools:
+        return load_matrix(spec.matrix)
+    # An MCP server's answer is one more request: it gets --timeout, like the others.
+    deadline = spec.options.policy.read_timeout
+    return own_matrix([(s, read_tools(s, deadline=deadline)) for s in spec.tools], spec.prompts)
+
+
+def _replaying(target: Target, recording: Recording, name: str) -> ReplayTransport:
+    label = f"{target.provider.name}:{target.model}"
+    if recording.target != label:
+        raise InputError(
+            f"--replay: {name} was recorded against {recording.target}, not {label}.",
+            hint=f"Replay it as `conchcheck probe {recording.target} --replay {name}`.",
+        )
+    return ReplayTransport(recording, name)
+
+
+def _check_places(spec: ProbeSpec, out: Path) -> None:
+    """Refuse a report folder or recording file that the end of the probe couldn't write:
+    the requests would be spent for nothing."""
+    problem = folder_problem(out)
+    if problem is not None:
+        raise InputError(f"--out: {out}: {problem}.", hint="Choose another folder.")
+    for fmt in spec.formats:
+        if (out / fmt.filename).is_dir():
+            raise InputError(
+                f"--out: {out / fmt.filename}: is a folder, so the report can't be written.",
+                hint="Move it aside, or choose another folder.",
+            )
+    record = spec.record
+    if record is not None:
+        problem = folder_problem(record.parent) or ("is a folder" if record.is_dir() else None)
+        if problem is not None:
+            raise InputError(f"--record: {record}: {problem}.", hint="Choose another file.")
+
+
+def _key(
+    spec: ProbeSpec, target: Target, *, replaying: bool
+) -> tuple[Secret | None, ConchcheckError | None]:
+    """The target's key, or why it can't be read (kept, not raised: see ``Plan.key_problem``)."""
+    try:
+        return resolve_key(target.provider, api_key_env=spec.key_variable), None
+    except CredentialsError as exc:
+        if not replaying:
+            return None, exc
+        # Recorded keys are masked; a stand-in is masked the same way wherever it goes.
+        return Secret(REPLAY_KEY), None
+    except ConchcheckError as exc:
+        return None, exc
+
+
+def _fresh_entry(capabilities: CapabilityFile, target: Target) -> Entry | None:
+    entry = capabilities.get(target.provider.name, target.model, target.base_url)
+    return entry if entry is not None and entry.fresh(now()) else None
