@@ -210,9 +210,10 @@ def show_arguments(result: ArgumentsResult) -> None:
                 _text(change.field),
                 change.normalisation.value,
                 _text(json.dumps(change.before, ensure_ascii=False)),
-                "(dropped)" if change.normalisation.value == "dropped_field"
+                "(dropped)"
+                if change.normalisation.value == "dropped_field"
                 else _text(json.dumps(change.after, ensure_ascii=False)),
-            )  # fmt: skip
+            )
         _show(table)
     for waived in result.waived:
         out.print(f"[yellow]not judged:[/] {_text(waived)}", soft_wrap=True)
@@ -259,9 +260,14 @@ def show_providers(providers: list[Provider]) -> None:
     table.columns[2].overflow = "fold"  # a URL cut with an ellipsis can't be copied
     for p in providers:
         table.add_row(
-            p.name, p.api, p.base_url, p.key_env or "(none)", p.dialect.value, p.catalogue.value,
+            p.name,
+            p.api,
+            p.base_url,
+            p.key_env or "(none)",
+            p.dialect.value,
+            p.catalogue.value,
             _text(p.note),
-        )  # fmt: skip
+        )
     _show(table)
     out.print("Targets are written provider:model; --base-url points any of them elsewhere.")
 
@@ -280,9 +286,13 @@ class _Progress:
         self.tasks: dict[Stage, TaskID] = {}
         if not quiet and err.is_terminal:
             self.bar = Progress(
-                TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), console=err, transient=False,
-            )  # fmt: skip
+                TextColumn("{task.description:<10}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=False,
+            )
 
     def stage(self, stage: Stage, total: int) -> None:
         if self.bar is not None:
@@ -320,11 +330,14 @@ def show_outcome(outcome: ProbeOutcome) -> None:
         verdict = result.verdict
         table = Table("target", "dialect", "mode", "native", "words", "requests", "tokens")
         table.add_row(
-            _text(result.target), verdict.dialect.dialect or "none", verdict.mode.value,
+            _text(result.target),
+            verdict.dialect.dialect or "none",
+            verdict.mode.value,
             f"{verdict.native.passed}/{verdict.native.total} ({verdict.native.clean} clean)",
             f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
-            str(result.requests), str(result.prompt_tokens + result.completion_tokens),
-        )  # fmt: skip
+            str(result.requests),
+            str(result.prompt_tokens + result.completion_tokens),
+        )
         _show(table)
         out.print(_text(verdict.reason), soft_wrap=True)
         for finding in verdict.findings:
@@ -345,10 +358,12 @@ def show_fleet(outcome: FleetOutcome) -> None:
         result = done.outcome.result
         verdict = result.verdict if result is not None else None
         table.add_row(
-            _text(done.entry.target.label), str(done.outcome.exit_code),
+            _text(done.entry.target.label),
+            str(done.outcome.exit_code),
             _text(verdict.dialect.dialect or "none") if verdict else "-",
-            verdict.mode.value if verdict else "-", _text(str(done.folder)),
-        )  # fmt: skip
+            verdict.mode.value if verdict else "-",
+            _text(str(done.folder)),
+        )
     out.print(table)
     for done in outcome.targets:
         if done.outcome.exit_code != ExitCode.DONE:
@@ -374,10 +389,15 @@ def show_entries(entries: list[Entry]) -> None:
     table = Table("provider", "model", "endpoint", "dialect", "mode", "native", "words", "expires")
     for e in entries:
         table.add_row(
-            _text(e.provider), _text(e.model), _text(e.endpoint), _text(e.dialect or "none"),
-            _text(e.mode), f"{e.rates.get('native', 0):.0%}", f"{e.rates.get('words', 0):.0%}",
+            _text(e.provider),
+            _text(e.model),
+            _text(e.endpoint),
+            _text(e.dialect or "none"),
+            _text(e.mode),
+            f"{e.rates.get('native', 0):.0%}",
+            f"{e.rates.get('words', 0):.0%}",
             _text(e.expires_at),
-        )  # fmt: skip
+        )
     _show(table)
 
 

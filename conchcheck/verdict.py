@@ -106,16 +106,19 @@ def decide_dialect(
         for case in unplaced
     }
     schema_ruled_out = {r.dialect for r in refused if r.case not in bad}
-    unsettled = tuple(
-        d
-        for d in PERMISSIVENESS[: PERMISSIVENESS.index(chosen)]
-        if d not in schema_ruled_out
-    ) if chosen is not None else ()  # fmt: skip
-    accepted_invalid = tuple(
-        c for c in cases if c in bad and any(
-            cell.outcome is Outcome.ACCEPTED for (k, _), cell in by.items() if k == c
+    unsettled = (
+        tuple(
+            d for d in PERMISSIVENESS[: PERMISSIVENESS.index(chosen)] if d not in schema_ruled_out
         )
-    )  # fmt: skip
+        if chosen is not None
+        else ()
+    )
+    accepted_invalid = tuple(
+        c
+        for c in cases
+        if c in bad
+        and any(cell.outcome is Outcome.ACCEPTED for (k, _), cell in by.items() if k == c)
+    )
     return DialectVerdict(
         chosen, chain, tuple(refused), tuple(limits), carriers, accepted_invalid, best, unsettled
     )
@@ -222,9 +225,19 @@ def decide(
                 "reply and are left out of the rates."
             )
     return Verdict(
-        dialect, mode, reason, native, words, repairs, keywords, tools_declared, observed,
-        tuple(findings), leaks, strict,
-    )  # fmt: skip
+        dialect,
+        mode,
+        reason,
+        native,
+        words,
+        repairs,
+        keywords,
+        tools_declared,
+        observed,
+        tuple(findings),
+        leaks,
+        strict,
+    )
 
 
 def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
@@ -245,9 +258,10 @@ def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> tuple[StrictMode | Non
     """What ``strict: true`` did to the valid schema cases (Responses API only), and the
     finding that says so."""
     tried = [
-        c for c in cells
+        c
+        for c in cells
         if c.stage is Stage.DIALECT and c.dialect == STRICT_MODE and c.case not in bad
-    ]  # fmt: skip
+    ]
     if not tried:
         return None, []
     trial = StrictMode(
@@ -258,8 +272,9 @@ def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> tuple[StrictMode | Non
     if not trial.refused:
         return trial, [
             f"Strict mode (strict: true) took all {answered} schema cases it was asked about."
-            if answered else "Strict mode (strict: true) got no usable reply."
-        ]  # fmt: skip
+            if answered
+            else "Strict mode (strict: true) got no usable reply."
+        ]
     return trial, [
         f"Strict mode (strict: true) refused {len(trial.refused)} of {answered} schema cases"
         f" ({', '.join(trial.refused)}); the probe's other requests send strict: false."

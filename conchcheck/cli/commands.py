@@ -87,11 +87,17 @@ def dialect(
 def check(
     results: Annotated[list[Path], typer.Argument(help="results.json files or their folders.")],
     expect: Annotated[Optional[Path], typer.Option(help="Expectations YAML.")] = None,  # noqa: UP045
-    baseline: Annotated[Optional[list[Path]], typer.Option(help="Earlier results.json (repeat).")] = None,  # noqa: UP045, E501
+    baseline: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(help="Earlier results.json (repeat)."),
+    ] = None,
     tolerance: Annotated[float, typer.Option(help="How far a rate may fall.")] = 0.05,
     fmt: Annotated[CheckFormat, typer.Option("--format")] = CheckFormat.TEXT,
-    summary: Annotated[Optional[Path], typer.Option(help="github: Markdown appended here [default: $GITHUB_STEP_SUMMARY].")] = None,  # noqa: UP045, E501
-) -> None:  # fmt: skip
+    summary: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="github: Markdown appended here [default: $GITHUB_STEP_SUMMARY]."),
+    ] = None,
+) -> None:
     """Gate RESULTS on --expect, --baseline. Exit 0 all holds, 1 unmet or regressed, 2 bad input."""
     from conchcheck import console
     from conchcheck.gate import gatekeeper, render

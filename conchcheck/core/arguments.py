@@ -129,9 +129,18 @@ def read_arguments(
     typed = _count(walk.changes, repairs, texts)
     problems, checked, waived = check(value, schema)
     return _result(
-        not problems, value, repairs, walk.changes, walk.dropped, problems, schema, tool,
-        checked, waived, typed,
-    )  # fmt: skip
+        not problems,
+        value,
+        repairs,
+        walk.changes,
+        walk.dropped,
+        problems,
+        schema,
+        tool,
+        checked,
+        waived,
+        typed,
+    )
 
 
 def _text_fields(raw: Any) -> set[str]:

@@ -69,9 +69,19 @@ def message(
 
 
 _WAIVED = frozenset(
-    {"anyOf", "oneOf", "not", "contains", "propertyNames", "dependentSchemas", "dependencies",
-     "unevaluatedProperties", "unevaluatedItems", "patternProperties"}
-)  # fmt: skip
+    {
+        "anyOf",
+        "oneOf",
+        "not",
+        "contains",
+        "propertyNames",
+        "dependentSchemas",
+        "dependencies",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "patternProperties",
+    }
+)
 
 
 def check(
@@ -170,11 +180,15 @@ def _describe(error: jsonschema.ValidationError) -> list[Problem]:
         wanted = json.dumps(limit, ensure_ascii=False)
         return [problem(field, ProblemKind.CONST, wanted, got, valid=(limit,))]
     bounds = {
-        "minimum": "a number of at least", "maximum": "a number of at most",
-        "exclusiveMinimum": "a number more than", "exclusiveMaximum": "a number less than",
-        "minLength": "text of at least", "maxLength": "text of at most",
-        "minItems": "a list of at least", "maxItems": "a list of at most",
-    }  # fmt: skip
+        "minimum": "a number of at least",
+        "maximum": "a number of at most",
+        "exclusiveMinimum": "a number more than",
+        "exclusiveMaximum": "a number less than",
+        "minLength": "text of at least",
+        "maxLength": "text of at most",
+        "minItems": "a list of at least",
+        "maxItems": "a list of at most",
+    }
     if rule in bounds:
         unit = {"L": " characters", "I": " items"}.get(rule[3], "")
         kind = {"L": ProblemKind.LENGTH, "I": ProblemKind.ITEMS}.get(rule[3], ProblemKind.RANGE)
@@ -204,9 +218,14 @@ def problem(
 
 
 _TYPE_WORDS = {
-    "string": "text", "integer": "a number", "number": "a number", "boolean": "true or false",
-    "array": "a list", "object": "an object", "null": "null",
-}  # fmt: skip
+    "string": "text",
+    "integer": "a number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
 
 
 def _type_words(kinds: list[Any]) -> str:

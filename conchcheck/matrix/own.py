@@ -84,12 +84,16 @@ def own_matrix(
         "version": 1,
         "name": OWN_MATRIX,
         "tools": [
-            {"source": t.source, "name": t.name, "description": t.description,
-             "parameters": t.parameters}
+            {
+                "source": t.source,
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            }
             for t in own
         ],
         "prompts": prompt_data,
-    }  # fmt: skip
+    }
     return Matrix(
         name=OWN_MATRIX,
         description="The tools of " + ", ".join(dict.fromkeys(t.source for t in own)),
@@ -178,10 +182,11 @@ def _smoke_prompt(tool: OwnTool) -> Prompt:
         user += (" and" if given else " with") + " a value you choose for " + ", ".join(chosen)
     user += ". Make the call; don't describe it."
     matchers = tuple(
-        ArgumentMatcher(a.name, _matcher(a.value) if a.origin is not Origin.MODEL
-                        else Matcher(MatcherKind.ANY))
+        ArgumentMatcher(
+            a.name, _matcher(a.value) if a.origin is not Origin.MODEL else Matcher(MatcherKind.ANY)
+        )
         for a in tool.smoke
-    )  # fmt: skip
+    )
     return Prompt(
         id=SMOKE_PREFIX + tool.name,
         user=user,

@@ -33,23 +33,77 @@ DRAFTS: dict[str, type[Validator]] = {
 KEYWORDS = frozenset(
     {
         # core, and the older drafts' spellings (id, definitions, $recursive…)
-        "$schema", "$id", "id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor",
-        "$recursiveRef", "$recursiveAnchor", "$vocabulary", "$comment", "$defs", "definitions",
+        "$schema",
+        "$id",
+        "id",
+        "$ref",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "$vocabulary",
+        "$comment",
+        "$defs",
+        "definitions",
         # applicators
-        "prefixItems", "items", "additionalItems", "contains", "properties",
-        "patternProperties", "additionalProperties", "propertyNames", "dependentSchemas",
-        "dependencies", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
-        "unevaluatedItems", "unevaluatedProperties", "extends", "disallow",
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "dependentSchemas",
+        "dependencies",
+        "if",
+        "then",
+        "else",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "extends",
+        "disallow",
         # validation
-        "type", "const", "enum", "multipleOf", "divisibleBy", "maximum", "exclusiveMaximum",
-        "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
-        "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties",
-        "minProperties", "required", "dependentRequired",
+        "type",
+        "const",
+        "enum",
+        "multipleOf",
+        "divisibleBy",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
         # annotations, format and content
-        "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
-        "format", "contentEncoding", "contentMediaType", "contentSchema",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
     }
-)  # fmt: skip
+)
 """Every keyword of JSON Schema drafts 3 to 2020-12."""
 
 _NAMED = frozenset(
@@ -58,11 +112,21 @@ _NAMED = frozenset(
 """Keywords whose value maps names (never keywords) to subschemas."""
 _ONE = frozenset(
     {
-        "items", "additionalItems", "additionalProperties", "contains", "propertyNames",
-        "if", "then", "else", "not", "unevaluatedItems", "unevaluatedProperties",
-        "contentSchema", "extends",
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "not",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+        "extends",
     }
-)  # fmt: skip
+)
 """Keywords whose value is a subschema (``items`` and ``extends`` may also be a list)."""
 _MANY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items", "extends", "disallow"})
 """Keywords whose value is a list of subschemas."""

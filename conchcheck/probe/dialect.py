@@ -161,9 +161,15 @@ class Exploration:
             f"(cell {twin.id}); not sent again."
         )
         cell = Cell(
-            f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, Outcome.ACCEPTED, detail,
-            dialect=dialect, requests=0, facts=_twin_facts(twin),
-        )  # fmt: skip
+            f"dialect/{dialect}/{case.id}",
+            Stage.DIALECT,
+            case.id,
+            Outcome.ACCEPTED,
+            detail,
+            dialect=dialect,
+            requests=0,
+            facts=_twin_facts(twin),
+        )
         self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
     async def group(
@@ -200,17 +206,21 @@ class Exploration:
             case Refused(refusal) if refusal.kind in SPLIT_KINDS:
                 half = len(todo) // 2
                 await self.ctx.together(
-                    [self.group(todo[:half], dialect, split=split),
-                     self.group(todo[half:], dialect, split=split)]
-                )  # fmt: skip
+                    [
+                        self.group(todo[:half], dialect, split=split),
+                        self.group(todo[half:], dialect, split=split),
+                    ]
+                )
             case Refused(refusal) if refusal.kind is RefusalKind.SCHEMA:
                 # A group holds no many-tools case, so a tool's index is its case's position.
                 named = [
-                    (todo[v.tool_index], replace(refusal, tool_index=v.tool_index,
-                                                 keyword=v.keyword, path=v.path))
+                    (
+                        todo[v.tool_index],
+                        replace(refusal, tool_index=v.tool_index, keyword=v.keyword, path=v.path),
+                    )
                     for v in refusal.violations
                     if 0 <= v.tool_index < len(todo)
-                ]  # fmt: skip
+                ]
                 index = refusal.tool_index
                 if index is None:
                     index = _named_tool(refusal.message, todo)
@@ -224,9 +234,11 @@ class Exploration:
                 if split:
                     half = len(todo) // 2
                     await self.ctx.together(
-                        [self.group(todo[:half], dialect, split=True),
-                         self.group(todo[half:], dialect, split=True)]
-                    )  # fmt: skip
+                        [
+                            self.group(todo[:half], dialect, split=True),
+                            self.group(todo[half:], dialect, split=True),
+                        ]
+                    )
             case Refused():
                 # A rate limit that outlasted its retries says nothing of the schemas.
                 self.settle(todo, dialect, exchange, Outcome.REFUSED)
@@ -261,11 +273,17 @@ class Exploration:
                 detail = f"Accepted{together}."
         for case in cases:
             cell = exchange_cell(
-                f"dialect/{dialect}/{case.id}", Stage.DIALECT, case.id, exchange,
-                outcome=outcome, detail=detail, dialect=dialect, cases=ids,
+                f"dialect/{dialect}/{case.id}",
+                Stage.DIALECT,
+                case.id,
+                exchange,
+                outcome=outcome,
+                detail=detail,
+                dialect=dialect,
+                cases=ids,
                 facts=SchemaFacts(case.feature, case.valid),
                 refusal=own or exchange.refusal,
-            )  # fmt: skip
+            )
             self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
 
@@ -279,9 +297,10 @@ def _named_tool(message: str, cases: Sequence[SchemaCase]) -> int | None:
     """The one case whose tool the message names in quotes, as OpenAI's refusals do
     ("Invalid schema for function 'mysql_execute': …", refusals.yaml S24, S25)."""
     found = [
-        index for index, case in enumerate(cases)
+        index
+        for index, case in enumerate(cases)
         if f"'{case.tool.name}'" in message or f'"{case.tool.name}"' in message
-    ]  # fmt: skip
+    ]
     return found[0] if len(found) == 1 else None
 
 

@@ -82,9 +82,15 @@ class Probe:
         """The whole graph; stops early on an unusable target or a spent budget."""
         async with Wire(policy=self.options.policy, transport=self.transport) as wire:
             ctx = Context(
-                self.target, self.matrix, self.options, wire, adapter_for(self.target),
-                self.key, self.observer, self.resume,
-            )  # fmt: skip
+                self.target,
+                self.matrix,
+                self.options,
+                wire,
+                adapter_for(self.target),
+                self.key,
+                self.observer,
+                self.resume,
+            )
             ctx.budget.shared = self.shared
             wire.gate = ctx.budget
             self.ctx = ctx
@@ -223,14 +229,16 @@ class Probe:
             CHAIN.set(CHAIN.get() + 1)  # a look-up the words prompts wait for
         ctx.record(
             Cell(
-                "catalogue", Stage.CATALOGUE, "catalogue",
+                "catalogue",
+                Stage.CATALOGUE,
+                "catalogue",
                 Outcome.ERROR if info.error else Outcome.PASS,
                 info.error or info.evidence or "nothing declared",
                 error_kind=WireErrorKind.CATALOGUE if info.error else None,
                 request=_looked_up(info.source),
                 facts=CatalogueFacts(info.listed, info.tools, info.context_window),
             )
-        )  # fmt: skip
+        )
 
     def _check_answers(self, ctx: Context) -> None:
         # An endpoint that answered nothing usable after the plain request proves nothing.

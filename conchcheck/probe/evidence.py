@@ -136,9 +136,12 @@ def bound(cell: Cell) -> Cell:
 
 def _reply(reply: ReplyEvidence) -> ReplyEvidence:
     return dataclasses.replace(
-        reply, text=None if reply.text is None else excerpt(reply.text),
-        calls=_calls(reply.calls), findings=_findings(reply.findings), body=excerpt(reply.body),
-    )  # fmt: skip
+        reply,
+        text=None if reply.text is None else excerpt(reply.text),
+        calls=_calls(reply.calls),
+        findings=_findings(reply.findings),
+        body=excerpt(reply.body),
+    )
 
 
 def _calls(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:

@@ -75,14 +75,24 @@ def unanswered(cell_id: str, stage: Stage, case: str, exchange: Exchange, **fiel
     match exchange.outcome:
         case Refused(refusal):
             return exchange_cell(
-                cell_id, stage, case, exchange, outcome=Outcome.REFUSED, detail=refusal.message,
+                cell_id,
+                stage,
+                case,
+                exchange,
+                outcome=Outcome.REFUSED,
+                detail=refusal.message,
                 **fields,
-            )  # fmt: skip
+            )
         case Failed(error):
             return exchange_cell(
-                cell_id, stage, case, exchange, outcome=Outcome.ERROR, detail=error.detail,
+                cell_id,
+                stage,
+                case,
+                exchange,
+                outcome=Outcome.ERROR,
+                detail=error.detail,
                 **fields,
-            )  # fmt: skip
+            )
         case Replied():
             raise AssertionError("a replied exchange is judged, not carried")
 

@@ -95,9 +95,14 @@ async def words_prompt(ctx: Context, prompt: Prompt, attempt: int) -> Cell:
     text = listed(ctx, tools)
     if text.level is ListLevel.NONE:
         skipped = Cell(
-            cell_id, Stage.WORDS, prompt.id, Outcome.SKIPPED, text.note, mode=CellMode.WORDS,
+            cell_id,
+            Stage.WORDS,
+            prompt.id,
+            Outcome.SKIPPED,
+            text.note,
+            mode=CellMode.WORDS,
             attempt=attempt,
-        )  # fmt: skip
+        )
         return ctx.record(skipped)
     exchange = await ctx.send(request(ctx, messages(prompt, text.text)), cell_id)
     return ctx.record(judge_words(cell_id, prompt, exchange, tools, text.level.value, attempt))

@@ -57,10 +57,13 @@ def your_tools(result: ProbeResult) -> list[Block]:
     smoke = _smoke_cells(result)
     modes = [m for m in ("native", "words") if any(k[1] == m for k in smoke)]
     rows = tuple(
-        (t.name, *(mark(dialect_cells.get((t.name, d))) for d in tried),
-         *(_labels(smoke.get((t.name, m), [])) for m in modes))
+        (
+            t.name,
+            *(mark(dialect_cells.get((t.name, d))) for d in tried),
+            *(_labels(smoke.get((t.name, m), [])) for m in modes),
+        )
         for t in own
-    )  # fmt: skip
+    )
     head = ("tool", *tried, *(f"smoke ({m})" for m in modes))
     blocks.append(Table(head, rows))
     blocks += _refused(own, dialect_cells)
@@ -74,10 +77,13 @@ def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> li
     block for each message, naming every tool and dialect it was the answer to)."""
     order = {tool.name: index for index, tool in enumerate(own)}
     refused = sorted(
-        ((case, dialect, cell) for (case, dialect), cell in cells.items()
-         if case in order and cell.outcome is Outcome.REFUSED),
+        (
+            (case, dialect, cell)
+            for (case, dialect), cell in cells.items()
+            if case in order and cell.outcome is Outcome.REFUSED
+        ),
         key=lambda item: (order[item[0]], _rank(item[1])),
-    )  # fmt: skip
+    )
     said: dict[tuple[str, str], dict[str, list[str]]] = {}
     for case, dialect, cell in refused:
         message = cell.refusal.message if cell.refusal is not None else cell.detail
@@ -112,8 +118,9 @@ def _changes(own: tuple[OwnTool, ...]) -> list[Block]:
             found = True
             more = count - len(shown)
             rest = f" (the first {len(shown)}; {more} more)" if more else ""
-            blocks.append(Para((Code(tool.name), f" as {dialect}: {count} change"
-                                f"{'s' * (count != 1)}{rest}")))  # fmt: skip
+            blocks.append(
+                Para((Code(tool.name), f" as {dialect}: {count} change{'s' * (count != 1)}{rest}"))
+            )
             blocks.append(Bullets(tuple((Code(change.line()),) for change in shown)))
         if not found:
             same.append(tool.name)

@@ -4,7 +4,7 @@ reader of replies (``reader``) and the call forms it knows (``forms``).
 
 from __future__ import annotations
 
-from conchcheck.core.words.forms import CallForm, WordsCall
+from conchcheck.core.words.forms import CallForm, WordsCall, WordsReading
 from conchcheck.core.words.listing import (
     ListLevel,
     ToolList,
@@ -12,7 +12,8 @@ from conchcheck.core.words.listing import (
     render_tools,
     tool_response,
 )
-from conchcheck.core.words.reader import WordsReader, WordsReading, read_calls
+from conchcheck.core.words.reader import WordsReader
+from conchcheck.core.words.reading import read_calls
 
 __all__ = [
     "CallForm",

@@ -167,9 +167,11 @@ class Reader:
         if tool is None:
             offered = ", ".join(self.tools) or "none"
             return self.failed(
-                form, raw, f"There is no tool called {json.dumps(name)}; the tools are: {offered}.",
+                form,
+                raw,
+                f"There is no tool called {json.dumps(name)}; the tools are: {offered}.",
                 name,
-            )  # fmt: skip
+            )
         result = read_arguments(
             {} if arguments is None else arguments,
             tool.parameters,
@@ -349,3 +351,15 @@ def _not_json(value: Any, field: str) -> str | None:
 
 _CALL_START = re.compile(r"[\[\s]*\{\s*[\"']?(name|tool_call|tool_calls|type|function)\b")
 _PYTHONIC_START = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\(")
+
+
+@dataclass(frozen=True, slots=True)
+class WordsReading:
+    """Calls read from a reply, and the words the user sees."""
+
+    calls: tuple[WordsCall, ...]
+    text: str
+    fake_responses: int = 0
+    """``<tool_response>`` blocks the model wrote itself (dropped, never believed)."""
+    in_reasoning: int = 0
+    """Calls written before a reasoning closer whose opener the server took: not calls."""

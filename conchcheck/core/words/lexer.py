@@ -64,32 +64,51 @@ def tagged(
 # Qwen3-Coder's chat template writes "<parameter=NAME>\nVALUE\n</parameter>\n" and then the
 # next parameter or "</function>" (vLLM qwen3coder_tool_parser; llama.cpp common/chat.cpp).
 QWEN_VALUES = tagged(
-    "<parameter=", "[^>\n]{1,200}", ">", "</parameter>",
-    ("<parameter=", "</function>", "</tool_call>", "<function="), own_line=True,
-)  # fmt: skip
+    "<parameter=",
+    "[^>\n]{1,200}",
+    ">",
+    "</parameter>",
+    ("<parameter=", "</function>", "</tool_call>", "<function="),
+    own_line=True,
+)
 # GLM 4.5-4.7: "<arg_key>K</arg_key><arg_value>V</arg_value>", then the next key or the closer
 # (zai-org GLM-4.5 chat_template.jinja; vLLM glm4_moe_tool_parser).
 GLM_VALUES = tagged("<arg_value>", "", "", "</arg_value>", ("<arg_key>", "</tool_call>"))
 # DeepSeek V3.2 and V4's DSML: '<｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>'
 # (DeepSeek-V3.2 encoding_dsv32.py as vendored in vLLM; vLLM deepseekv32_tool_parser).
 DSML_VALUES = tagged(
-    "<｜DSML｜parameter", "[^>\n]{0,300}", ">", "</｜DSML｜parameter>",
-    ("<｜DSML｜parameter", "</｜DSML｜invoke>", "<｜DSML｜invoke", "</｜DSML｜function_calls>",
-     "</｜DSML｜tool_calls>"), own_line=True,
-)  # fmt: skip
+    "<｜DSML｜parameter",
+    "[^>\n]{0,300}",
+    ">",
+    "</｜DSML｜parameter>",
+    (
+        "<｜DSML｜parameter",
+        "</｜DSML｜invoke>",
+        "<｜DSML｜invoke",
+        "</｜DSML｜function_calls>",
+        "</｜DSML｜tool_calls>",
+    ),
+    own_line=True,
+)
 # DeepSeek V4.1's DSML names its tags with a leading space ("<｜DSML｜ parameter …>"; vLLM
 # vllm/tokenizers/deepseek_v41_encoding.py, adapted from DeepSeek's V4.1 reference encoder).
 DSML41_VALUES = tagged(
-    "<｜DSML｜ parameter", "[^>\n]{0,300}", ">", "</｜DSML｜ parameter>",
+    "<｜DSML｜ parameter",
+    "[^>\n]{0,300}",
+    ">",
+    "</｜DSML｜ parameter>",
     ("<｜DSML｜ parameter", "</｜DSML｜ invoke>", "<｜DSML｜ invoke", "</｜DSML｜ calls>"),
     own_line=True,
-)  # fmt: skip
+)
 # Kimi K3: '<|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>' (the Kimi-K3
 # template as copied in llama.cpp models/templates; vLLM kimi_k3_tool_parser).
 K3_VALUES = tagged(
-    "<|open|>argument", "[^<\n]{0,300}", "<|sep|>", "<|close|>argument<|sep|>",
+    "<|open|>argument",
+    "[^<\n]{0,300}",
+    "<|sep|>",
+    "<|close|>argument<|sep|>",
     ("<|open|>argument", "<|close|>call<|sep|>", "<|close|>tools<|sep|>"),
-)  # fmt: skip
+)
 
 
 class _In(Enum):

@@ -118,30 +118,54 @@ def _typed(text: str, json_value: bool) -> object:
 # vllm#21571): a value then ends at the next <parameter=, at a </function> that ends the
 # call, or at the end of the block.
 _QWEN = _Invocations(
-    CallForm.XML_PARAMETERS, "<function=", _FUNCTION, QWEN_VALUES, "</function>",
-    ("</tool_call>", "<tool_call>", "<function="), _qwen_argument, ("</function>", "</parameter>"),
-)  # fmt: skip
+    CallForm.XML_PARAMETERS,
+    "<function=",
+    _FUNCTION,
+    QWEN_VALUES,
+    "</function>",
+    ("</tool_call>", "<tool_call>", "<function="),
+    _qwen_argument,
+    ("</function>", "</parameter>"),
+)
 # DeepSeek V3.2 and V4 (DeepSeek-V3.2 encoding_dsv32.py as vendored in vLLM; vLLM
 # deepseekv32 and deepseekv4 tool parsers).
 _DSML = _Invocations(
-    CallForm.DEEPSEEK_DSML, "<｜DSML｜invoke", _INVOKE, DSML_VALUES, "</｜DSML｜invoke>",
-    ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>", "<｜DSML｜invoke"), _dsml_argument,
-    ("</｜DSML｜invoke>",), escaped=True,
-)  # fmt: skip
+    CallForm.DEEPSEEK_DSML,
+    "<｜DSML｜invoke",
+    _INVOKE,
+    DSML_VALUES,
+    "</｜DSML｜invoke>",
+    ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>", "<｜DSML｜invoke"),
+    _dsml_argument,
+    ("</｜DSML｜invoke>",),
+    escaped=True,
+)
 # DeepSeek V4.1: the same with a space before each tag's name (vLLM
 # vllm/tokenizers/deepseek_v41_encoding.py, adapted from the V4.1 reference encoder).
 _DSML41 = _Invocations(
-    CallForm.DEEPSEEK_V41, "<｜DSML｜ invoke", _INVOKE41, DSML41_VALUES, "</｜DSML｜ invoke>",
-    ("</｜DSML｜ calls>", "<｜DSML｜ invoke"), _dsml_argument, ("</｜DSML｜ invoke>",),
+    CallForm.DEEPSEEK_V41,
+    "<｜DSML｜ invoke",
+    _INVOKE41,
+    DSML41_VALUES,
+    "</｜DSML｜ invoke>",
+    ("</｜DSML｜ calls>", "<｜DSML｜ invoke"),
+    _dsml_argument,
+    ("</｜DSML｜ invoke>",),
     escaped=True,
-)  # fmt: skip
+)
 # Kimi K3 (the Kimi-K3 template as copied in llama.cpp models/templates; vLLM
 # kimi_k3_tool_parser): attribute values escape & and " as entities.
 _K3 = _Invocations(
-    CallForm.KIMI_K3, "<|open|>call ", _K3_CALL, K3_VALUES, "<|close|>call<|sep|>",
-    ("<|close|>tools<|sep|>", "<|open|>call "), _k3_argument, ("<|close|>call<|sep|>",),
+    CallForm.KIMI_K3,
+    "<|open|>call ",
+    _K3_CALL,
+    K3_VALUES,
+    "<|close|>call<|sep|>",
+    ("<|close|>tools<|sep|>", "<|open|>call "),
+    _k3_argument,
+    ("<|close|>call<|sep|>",),
     escaped=True,
-)  # fmt: skip
+)
 
 
 def qwen_xml(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:

@@ -3,15 +3,14 @@
 ``WordsReader`` reads a stream as it comes: plain words go out at once (near a character
 that can begin a marker, at most 32 characters late), a call is held until its block ends
 (``blocks`` says where each family's opens and ends), reasoning and code fences pass, and a
-``<tool_response>`` the model writes itself is never shown or believed. ``read_calls`` is the
-same reader fed once. Every character is read a bounded number of times, however chunked.
+``<tool_response>`` the model writes itself is never shown or believed (``reading.read_calls``
+feeds it a whole reply once). Every character is read a bounded number of times, however chunked.
 """
 
 from __future__ import annotations
 
 import codecs
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -28,7 +27,7 @@ from conchcheck.core.words.blocks import (
     BlockRole,
     fence_calls,
 )
-from conchcheck.core.words.forms import Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import Reader, WordsCall, WordsReading, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.markers import (
     ANGLE,
@@ -46,29 +45,6 @@ from conchcheck.core.words.markers import (
     shown,
     triggers,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class WordsReading:
-    """Calls read from a reply, and the words the user sees."""
-
-    calls: tuple[WordsCall, ...]
-    text: str
-    fake_responses: int = 0
-    """``<tool_response>`` blocks the model wrote itself (dropped, never believed)."""
-    in_reasoning: int = 0
-    """Calls written before a reasoning closer whose opener the server took: not calls."""
-
-
-def read_calls(
-    text: str, tools: Iterable[Mapping[str, Any] | Tool], *, cut_off: bool = False
-) -> WordsReading:
-    """Read a whole reply. ``cut_off``: the reply hit its token limit (nothing is mended)."""
-    reader = WordsReader(tools)
-    words = reader.feed(text)
-    end = reader.close(cut_off=cut_off)
-    return WordsReading(end.calls, words + end.text, end.fake_responses, end.in_reasoning)
-
 
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
@@ -95,10 +71,27 @@ class WordsReader:
     """Reads a reply as it streams: ``feed`` returns words safe to show, ``close`` the rest."""
 
     __slots__ = (
-        "_block", "_bytes", "_calls", "_fake", "_fallbacks", "_head", "_head_end",
-        "_in_reasoning", "_lag", "_lag_ok", "_lexer", "_opener", "_openers", "_parts",
-        "_pending", "_plain", "_reader", "_state", "_trigger", "_triggers",
-    )  # fmt: skip
+        "_block",
+        "_bytes",
+        "_calls",
+        "_fake",
+        "_fallbacks",
+        "_head",
+        "_head_end",
+        "_in_reasoning",
+        "_lag",
+        "_lag_ok",
+        "_lexer",
+        "_opener",
+        "_openers",
+        "_parts",
+        "_pending",
+        "_plain",
+        "_reader",
+        "_state",
+        "_trigger",
+        "_triggers",
+    )
 
     def __init__(self, tools: Iterable[Mapping[str, Any] | Tool]) -> None:
         offered = as_tools(tools)

@@ -11,8 +11,12 @@ from conchcheck.core.escaping import one_line
 from conchcheck.report.compatibility.table import Row, Status
 
 LABEL = "tool calling"
-COLOURS = {Status.PASS: "#2e7d32", Status.PARTIAL: "#9a6700", Status.FAIL: "#c62828",
-           Status.NONE: "#6e7781"}  # fmt: skip
+COLOURS = {
+    Status.PASS: "#2e7d32",
+    Status.PARTIAL: "#9a6700",
+    Status.FAIL: "#c62828",
+    Status.NONE: "#6e7781",
+}
 CHAR_WIDTH = 7
 """Pixels a character of 11px DejaVu Sans takes, about; ``textLength`` makes it exact."""
 

@@ -59,8 +59,10 @@ def _diff(diff: Diff) -> list[Block]:
     for title, changes in (("Worse", diff.worse), ("Better", diff.better)):
         if changes:
             rows = tuple((c.target, c.feature, c.before, c.after) for c in changes)
-            blocks += [Para((f"{title}: {len(changes)}.",)),
-                       Table(("target", "feature", "before", "after"), rows)]  # fmt: skip
+            blocks += [
+                Para((f"{title}: {len(changes)}.",)),
+                Table(("target", "feature", "before", "after"), rows),
+            ]
     items = [("New: ", *_codes(diff.added))] if diff.added else []
     items += [("Gone: ", *_codes(diff.removed))] if diff.removed else []
     if items:

@@ -268,8 +268,9 @@ def _share(cells: Sequence[Cell]) -> Mark:
     missed = [c for c in ran if c.outcome not in PASSING]
     status = Status.PASS if not missed else Status.PARTIAL if passed else Status.FAIL
     note = ", ".join(f"{c.id}: {c.label}" for c in ran) + "."
-    return Mark(status, f"{len(passed)}/{len(ran)}", note, len(passed) / len(ran),
-                _evidence(missed or ran))  # fmt: skip
+    return Mark(
+        status, f"{len(passed)}/{len(ran)}", note, len(passed) / len(ran), _evidence(missed or ran)
+    )
 
 
 def _refusals(cells: Sequence[Cell]) -> Mark:
@@ -295,12 +296,18 @@ def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
         if accepted:
             note = f"Invalid, yet accepted in {', '.join(accepted)}."
             return Mark(Status.PARTIAL, "accepted (invalid)", note, 0.5, _evidence(cells))
-        return Mark(Status.PASS, "refused (invalid)", "Invalid, and refused.", 1.0,
-                    _evidence(refused or cells))  # fmt: skip
+        return Mark(
+            Status.PASS,
+            "refused (invalid)",
+            "Invalid, and refused.",
+            1.0,
+            _evidence(refused or cells),
+        )
     if not accepted:
         if not refused:
-            return Mark(Status.NONE, "failed", "Every request failed: no evidence.", 0.0,
-                        _evidence(cells))  # fmt: skip
+            return Mark(
+                Status.NONE, "failed", "Every request failed: no evidence.", 0.0, _evidence(cells)
+            )
         kinds = sorted({c.refusal_kind or "other" for c in refused})
         note = f"Refused in every dialect tried ({', '.join(kinds)})."
         if "schema" not in kinds:
