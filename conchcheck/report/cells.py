@@ -38,11 +38,6 @@ def status_of(cell: Cell, expected_refusal: bool = False) -> Status:
     return Status.NONE if cell.outcome in _NO_EVIDENCE else Status.FAIL
 
 
-def word(cell: Cell) -> str:
-    """The cell's label as words: ``refused: schema``, ``pass after repair``."""
-    return words(cell.label)
-
-
 def words(label: str) -> str:
     """A label or kind as words: ``refused:context_length`` as ``refused: context length``."""
     return label.replace("_", " ").replace(":", ": ")
@@ -55,8 +50,8 @@ def shape(status: Status) -> str:
 
 def mark(cell: Cell, links: Mapping[str, str], expected_refusal: bool = False) -> str:
     """A cell's status as its shape and word, linking to the cell's evidence."""
-    status = status_of(cell, expected_refusal)
-    return f'<a class="mark" href="#{links[cell.id]}">{shape(status)} {escape(word(cell))}</a>'
+    status, href = status_of(cell, expected_refusal), links[cell.id]
+    return f'<a class="mark" href="#{href}">{shape(status)} {escape(words(cell.label))}</a>'
 
 
 def anchors(cells: Sequence[Cell]) -> dict[str, str]:
@@ -113,7 +108,7 @@ def _cell(cell: Cell, links: Mapping[str, str], shown: Shown) -> str:
     else:
         short = clipped(cell.detail, SUMMARY_LIMIT)
     summary = (
-        f'<span class="mark s-{status.value}">{shape(status)} {escape(word(cell))}</span> '
+        f'<span class="mark s-{status.value}">{shape(status)} {escape(words(cell.label))}</span> '
         f"<code>{escape(cell.id)}</code>" + (f" — {escape(short)}" if short else "")
     )
     parts = [f'<details id="{anchor}">\n<summary>{summary}</summary>']

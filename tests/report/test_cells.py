@@ -15,7 +15,7 @@ from conchcheck.report.cells import (
     anchors,
     cells_section,
     status_of,
-    word,
+    words,
 )
 from conchcheck.report.compatibility.table import Status
 from conchcheck.results import Cell, Outcome, RequestEvidence, Stage
@@ -57,8 +57,8 @@ def test_status_of(outcome: Outcome, refusal: Refusal | None, expected: bool, st
         (Outcome.ERROR, None, "error: other"),
     ],
 )
-def test_word(outcome: Outcome, refusal: Refusal | None, shown: str):
-    assert word(Cell("c", Stage.NATIVE, "c", outcome, refusal=refusal)) == shown
+def test_words(outcome: Outcome, refusal: Refusal | None, shown: str):
+    assert words(Cell("c", Stage.NATIVE, "c", outcome, refusal=refusal).label) == shown
 
 
 def test_shown_once_then_linked():
