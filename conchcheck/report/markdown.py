@@ -17,7 +17,9 @@ from conchcheck.report.blocks import (
     Code,
     Heading,
     Inline,
+    Marks,
     Para,
+    Refusals,
     Table,
 )
 from conchcheck.report.outline import outline
@@ -38,30 +40,36 @@ def render(result: ProbeResult, info: RunInfo) -> str:
 _SPECIAL = re.compile(r"([\\`*|\[\]~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 # What makes a line a heading, a quote, a list item or a rule when it starts it.
 _LEADING = re.compile(r"[#>+=-]|\d+[.)]")
+# A paragraph's tone as a sign: Markdown has no colour, and GitHub shows emoji.
+_SIGNS = {"warn": "⚠️ ", "stop": "⛔ "}
 
 
 def to_markdown(blocks: Sequence[Block]) -> str:
     """GitHub-flavoured Markdown of ``blocks``."""
-    out = []
-    for block in blocks:
-        if isinstance(block, Heading):
-            out.append(f"{'#' * block.level} {_escape(block.text)}")
-        elif isinstance(block, Para):
-            out.append(_line_start(_inline(block.spans)))
-        elif isinstance(block, Bullets):
-            out.append("\n".join(f"- {_line_start(_inline(item))}" for item in block.items))
-        elif isinstance(block, Table):
-            lines = [_row(block.head), "|" + "---|" * len(block.head)]
-            out.append("\n".join([*lines, *(_row(row) for row in block.rows)]))
-        else:
-            text = visible(block.text)
-            fence = "`" * max(3, _longest_run(text) + 1)
-            out.append(f"{fence}text\n{text}\n{fence}")
-    return "\n\n".join(out) + "\n"
+    return "\n\n".join(_block(block) for block in blocks) + "\n"
 
 
-def _row(cells: Iterable[str]) -> str:
-    return "| " + " | ".join(_escape(cell) for cell in cells) + " |"
+def _block(block: Block) -> str:
+    if isinstance(block, Heading):
+        return f"{'#' * block.level} {_escape(block.text)}"
+    if isinstance(block, Para):
+        return _line_start(_SIGNS.get(block.tone, "") + _inline(block.spans))
+    if isinstance(block, Bullets):
+        return "\n".join(f"- {_line_start(_inline(item))}" for item in block.items)
+    if isinstance(block, Table):
+        lines = [_row(block.head), "|" + "---|" * len(block.head)]
+        return "\n".join([*lines, *(_row(row) for row in block.rows)])
+    if isinstance(block, Refusals):
+        # No folding in a PR comment: each message once, naming every case it answered.
+        return "\n\n".join(_block(part) for part in block.grouped())
+    text = visible(block.text)
+    fence = "`" * max(3, _longest_run(text) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _row(cells: Iterable[str | Marks]) -> str:
+    texts = (cell.text if isinstance(cell, Marks) else cell for cell in cells)
+    return "| " + " | ".join(_escape(text) for text in texts) + " |"
 
 
 def _inline(spans: Inline) -> str:

@@ -14,10 +14,14 @@ from conchcheck.report.blocks import (
     Code,
     Heading,
     Inline,
+    Marks,
     Para,
+    Refusals,
+    RefusedCase,
     Span,
     Table,
     Verbatim,
+    clipped,
     joined,
     mark,
     trimmed,
@@ -30,33 +34,63 @@ if TYPE_CHECKING:
 
 MISSED_LIMIT = 40
 """Prompt cells listed with why they did not pass, so the report still fits a PR comment."""
+REASON_LIMIT = 160
+"""Characters of a refusal's one-line reason in a table; the message itself is kept whole."""
 
 
-def outline(result: ProbeResult, info: RunInfo) -> list[Block]:
-    """The report's content, section by section, in a form any renderer can write."""
+def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False) -> list[Block]:
+    """The report's content, section by section, in a form any renderer can write.
+
+    ``findings_first``: the findings straight after the verdict (a page read from the top),
+    rather than after the evidence (a PR comment read as a log).
+    """
     blocks: list[Block] = [Para(verdict_line(result))]
     if result.stopped:
         blocks.append(
             Para(
-                ("⚠️ Stopped early: ", result.stopped, ". The results are partial; ",
-                 Code("--resume"), " continues the probe."),
+                (
+                    "Stopped early: ",
+                    result.stopped,
+                    ". The results are partial; ",
+                    Code("--resume"),
+                    " continues the probe.",
+                ),
                 "warn",
             )
-        )  # fmt: skip
+        )
     if result.unusable:
-        blocks.append(Para(("⛔ The target can't be probed: ", result.unusable, "."), "warn"))
+        blocks.append(Para(("The target can't be probed: ", result.unusable, "."), "stop"))
     if result.verdict is not None:
         blocks.append(Para((result.verdict.reason,)))
     blocks.append(
         Para(
-            ("provider ", Code(result.provider), " · model ", Code(result.model), " · endpoint ",
-             Code(result.endpoint), " · family ", Code(result.family), " · matrix ",
-             Code(result.matrix), " (", Code(result.matrix_digest[:19]), ") · conchcheck ",
-             info.conchcheck_version, " · ", info.started_at, " → ", info.finished_at)
+            (
+                "provider ",
+                Code(result.provider),
+                " · model ",
+                Code(result.model),
+                " · endpoint ",
+                Code(result.endpoint),
+                " · family ",
+                Code(result.family),
+                " · matrix ",
+                Code(result.matrix),
+                " (",
+                Code(result.matrix_digest[:19]),
+                ") · conchcheck ",
+                info.conchcheck_version,
+                " · ",
+                info.started_at,
+                " → ",
+                info.finished_at,
+            )
         )
-    )  # fmt: skip
+    )
     blocks.append(Para(("Command: ", Code(info.command))))
-    sections = (_dialect, your_tools, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost)
+    sections = [_dialect, your_tools, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost]
+    if findings_first:
+        sections.remove(_findings)
+        sections.insert(0, _findings)
     for section in sections:
         blocks.extend(section(result))
     return blocks
@@ -71,10 +105,14 @@ def verdict_line(result: ProbeResult) -> Inline:
     dialect = verdict.dialect.dialect or "none fits"
     native, words = verdict.native, verdict.words
     return (
-        Bold(result.target), " — dialect ", Bold(dialect), ", mode ", Bold(verdict.mode.value),
+        Bold(result.target),
+        " — dialect ",
+        Bold(dialect),
+        ", mode ",
+        Bold(verdict.mode.value),
         f" (native {native.passed}/{native.total}, {native.clean} clean; "
         f"words {words.passed}/{words.total}, {words.clean} clean)",
-    )  # fmt: skip
+    )
 
 
 # -- sections ------------------------------------------------------------------------------
@@ -98,11 +136,12 @@ def _dialect(result: ProbeResult) -> list[Block]:
             else ("No dialect in the chain carried every case.",)
         )
         blocks.append(Para(("Chain: ", " → ".join(verdict.chain), ". ", *chosen)))
-    rows = []
+    rows: list[tuple[str | Marks, ...]] = []
     for case in cases:
         invalid = any(c.invalid_case for (k, _), c in cells.items() if k == case)
         name = f"{case} (invalid: refusal expected)" if invalid else case
-        rows.append((name, *(mark(cells.get((case, d))) for d in dialects)))
+        marks = (mark(cells.get((case, d))) for d in dialects)
+        rows.append((name, *(Marks(m.text, m.cells, invalid) for m in marks)))
     blocks.append(Table(("case", *dialects), tuple(rows)))
     if verdict is not None:
         for title, items in (("Refused", verdict.refused), ("Limits", verdict.limits)):
@@ -120,22 +159,36 @@ def _dialect(result: ProbeResult) -> list[Block]:
 
 
 def _refused(items: Sequence[CaseRefusal], cells: dict[tuple[str, str], Cell]) -> list[Block]:
-    groups: dict[tuple[str, str], list[Inline]] = {}
+    found = []
     for item in items:
         cell = cells[(item.case, item.dialect)]
         refusal = cell.refusal
-        where: list[Span] = [Code(item.case), " in ", item.dialect]
-        if cell.invalid_case:
-            where.append(" (invalid: refusal expected)")
-        if item.keyword:
-            where += [", keyword ", Code(item.keyword)]
-        if refusal is not None and refusal.path:
-            where += [", at ", Code(refusal.path)]
-        groups.setdefault((item.kind, item.message), []).append(tuple(where))
-    blocks: list[Block] = []
-    for (kind, message), places in groups.items():
-        blocks += [Para((Bold(kind), " — ", *joined(places, "; "))), Verbatim(trimmed(message))]
-    return blocks
+        found.append(
+            RefusedCase(
+                cell,
+                item.case,
+                item.dialect,
+                item.kind,
+                item.message,
+                reason=reason(cell, item.message),
+                keyword=item.keyword,
+                path=refusal.path if refusal is not None else None,
+                expected=cell.invalid_case,
+            )
+        )
+    return [Refusals(tuple(found))]
+
+
+def reason(cell: Cell, message: str) -> str:
+    """The line of a refusal about ``cell``'s case: a refusal of many tools (Gemini's) has a
+    line for each, and its first line may be about another case. One line, cut short."""
+    refusal = cell.refusal
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    text = lines[0] if lines else cell.detail
+    if refusal is not None:
+        own = [v.message for v in refusal.violations if v.tool_index == refusal.tool_index]
+        text = own[0] if own and own[0] else text
+    return clipped(text, REASON_LIMIT)
 
 
 def _prompts(result: ProbeResult) -> list[Block]:
@@ -145,11 +198,11 @@ def _prompts(result: ProbeResult) -> list[Block]:
         return [*blocks, Para(("No prompt cells ran.",))]
     prompts = list(dict.fromkeys(c.case for c in cells))
 
-    def labels(prompt: str, stage: Stage) -> str:
+    def labels(prompt: str, stage: Stage) -> Marks:
         mine = sorted(
             (c for c in cells if c.case == prompt and c.stage is stage), key=lambda c: c.attempt
         )
-        return " · ".join(c.label for c in mine) or "—"
+        return Marks(" · ".join(c.label for c in mine) or "—", tuple(mine))
 
     rows = tuple((p, labels(p, Stage.NATIVE), labels(p, Stage.WORDS)) for p in prompts)
     blocks.append(Table(("prompt", "native", "words"), rows))
@@ -160,7 +213,7 @@ def _prompts(result: ProbeResult) -> list[Block]:
     # Refusals have their own section, with the provider's words.
     missed = [c for c in cells if c.outcome not in PASSING and c.outcome is not Outcome.REFUSED]
     if missed:
-        why = tuple((c.id, c.label, c.detail) for c in missed[:MISSED_LIMIT])
+        why = tuple((c.id, Marks(c.label, (c,)), c.detail) for c in missed[:MISSED_LIMIT])
         blocks += [Heading(3, "Why the rest did not pass"), Table(("cell", "outcome", "why"), why)]
         if len(missed) > MISSED_LIMIT:
             more = len(missed) - MISSED_LIMIT
@@ -213,11 +266,20 @@ def _findings(result: ProbeResult) -> list[Block]:
         else:
             observed = result.verdict.tools_observed if result.verdict else None
             items.append(
-                ("The catalogue (", Code(info.source), ") lists the model: ", _yes(info.listed),
-                 "; declares tools: ", _yes(info.tools), "; observed calling natively: ",
-                 _yes(observed), "; context window: ",
-                 f"{info.context_window:,}" if info.context_window else "unknown", ".")
-            )  # fmt: skip
+                (
+                    "The catalogue (",
+                    Code(info.source),
+                    ") lists the model: ",
+                    _yes(info.listed),
+                    "; declares tools: ",
+                    _yes(info.tools),
+                    "; observed calling natively: ",
+                    _yes(observed),
+                    "; context window: ",
+                    f"{info.context_window:,}" if info.context_window else "unknown",
+                    ".",
+                )
+            )
     items += [(finding,) for finding in (result.verdict.findings if result.verdict else ())]
     # One line a finding, naming every cell it was seen in (a leak repeats in every cell).
     seen: dict[tuple[str, str], list[str]] = {}
@@ -238,7 +300,9 @@ def _follow_ups(result: ProbeResult) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Follow-ups")]
     if not cells:
         return [*blocks, Para(("No follow-ups ran.",))]
-    rows = tuple((c.mode.value if c.mode else c.case, c.case, c.label, c.detail) for c in cells)
+    rows = tuple(
+        (c.mode.value if c.mode else c.case, c.case, Marks(c.label, (c,)), c.detail) for c in cells
+    )
     return [*blocks, Table(("check", "prompt", "outcome", "detail"), rows)]
 
 

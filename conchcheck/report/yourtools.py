@@ -18,6 +18,7 @@ from conchcheck.report.blocks import (
     Code,
     Heading,
     Inline,
+    Marks,
     Para,
     Span,
     Table,
@@ -56,7 +57,7 @@ def your_tools(result: ProbeResult) -> list[Block]:
     ]
     smoke = _smoke_cells(result)
     modes = [m for m in ("native", "words") if any(k[1] == m for k in smoke)]
-    rows = tuple(
+    rows: tuple[tuple[str | Marks, ...], ...] = tuple(
         (
             t.name,
             *(mark(dialect_cells.get((t.name, d))) for d in tried),
@@ -175,8 +176,8 @@ def _rank(dialect: str) -> int:
     return PERMISSIVENESS.index(dialect) if dialect in PERMISSIVENESS else len(PERMISSIVENESS)
 
 
-def _labels(cells: list[Cell]) -> str:
-    return ", ".join(c.label for c in cells) or "—"
+def _labels(cells: list[Cell]) -> Marks:
+    return Marks(", ".join(c.label for c in cells) or "—", tuple(cells))
 
 
 def _compact(value: object) -> str:

@@ -104,6 +104,24 @@ class Page:
                 bad.append(params)
         return bad
 
+    def fonts(self, selector: str) -> list[tuple[str, list[str]]]:
+        """Each element ``selector`` matches: its text, and the PostScript names of the fonts
+        Chromium drew it with (a character no font has is drawn as an empty box in the first
+        font, which is then named: compare its character map)."""
+        self.call("DOM.enable")
+        self.call("CSS.enable")
+        root = self.call("DOM.getDocument", depth=0)["root"]["nodeId"]
+        nodes = self.call("DOM.querySelectorAll", nodeId=root, selector=selector)["nodeIds"]
+        texts = self.evaluate(
+            f"Array.from(document.querySelectorAll({json.dumps(selector)}), e => e.textContent)"
+        )
+        assert len(texts) == len(nodes), (texts, nodes)
+        found = []
+        for node, text in zip(nodes, texts, strict=True):
+            fonts = self.call("CSS.getPlatformFontsForNode", nodeId=node)["fonts"]
+            found.append((text, [font["postScriptName"] for font in fonts]))
+        return found
+
     def screenshot(self, path: Path) -> None:
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from conchcheck.cli import app
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.results import (
     CallReading,
@@ -28,6 +32,9 @@ from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
 from conchcheck.wire.chat import Finding, Finish, ToolCall
 from conchcheck.wire.exchange import WireErrorKind
+from tests.conftest import _loopback_only
+from tests.emulators.server import EmulatorServer
+from tests.report.compatibility.conftest import PROFILES
 
 URL = "https://openrouter.ai/api/v1"
 MODEL = "qwen/qwen3-8b"
@@ -291,3 +298,33 @@ def info() -> RunInfo:
         finished_at="2026-03-01T09:01:13Z",
         command="conchcheck probe openrouter:qwen/qwen3-8b --repeat 2 --out out",
     )
+
+
+DEFAULT_PROBES = ("gemini-openai:gemini-x", "openrouter:m")
+"""Default-matrix probes of emulated providers: the most evidence (Gemini's refusals of many
+schema cases, each naming every tool), and the most refusals (no tools at all)."""
+
+
+@pytest.fixture(scope="session")
+def default_probes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``{target: folder}`` of each default probe, every report written, probed once."""
+    root = tmp_path_factory.mktemp("default-probes")
+    folders = {}
+    # The suite's guards, held while probing only: the fixture outlives any one test.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", _loopback_only)
+        patch.setenv("CONCHCHECK_CACHE", str(root / "capabilities.yaml"))
+        # Keys a probe holds stay masked for the whole process: none shares text with goldens.
+        patch.setenv("GEMINI_API_KEY", "AIzaCompatReportKeyQwertyuiopZx")
+        patch.setenv("OPENROUTER_API_KEY", "sk-or-compat-report-qwertyuiopzx")
+        for target in DEFAULT_PROBES:
+            folder = root / target.replace(":", "-")
+            server = EmulatorServer(PROFILES[target]())
+            try:
+                args = ["probe", target, "--base-url", f"{server.url}/v1", "--out", str(folder)]
+                done = CliRunner().invoke(app, [*args, "--quiet"])
+            finally:
+                server.close()
+            assert done.exit_code == 0, done.output
+            folders[target] = folder
+    return folders

@@ -108,7 +108,7 @@ def test_html_escapes_and_has_no_script(result, info):
     assert "<script" not in text
     assert "&lt;tool_call&gt;" in text
     assert "<tool_call>" not in text
-    assert text.count("<details>") == len(result.cells)
+    assert text.count('<details id="c') == len(result.cells)
 
 
 def test_junit_counts_and_verdicts(result, info):

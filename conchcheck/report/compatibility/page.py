@@ -16,9 +16,11 @@ from conchcheck.core.escaping import encodable, visible
 from conchcheck.report.compatibility.diff import Diff
 from conchcheck.report.compatibility.markdown import LEGEND
 from conchcheck.report.compatibility.table import CompatTable, Evidence, Mark, Row
+from conchcheck.report.markup import MONO, SANS, STATUS
 
-CSS = """
-body{font:14px/1.45 system-ui,"DejaVu Sans","Liberation Sans",sans-serif;color:#1f2328;margin:0}
+CSS = (
+    """
+body{font:14px/1.45 %(sans)s;color:#1f2328;margin:0}
 main{padding:1rem 1.5rem}h1{font-size:1.35rem;margin:.2rem 0}
 .meta,.legend{margin:.3rem 0}.controls{margin:.6rem 0;display:flex;gap:1rem;align-items:center}
 .scroll{overflow:auto;max-height:80vh;border:1px solid #d0d7de}
@@ -30,11 +32,10 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 tbody th{background:#fff;position:sticky;left:0;font-weight:600}
 td button{font:inherit;border:0;background:none;cursor:pointer;padding:0;color:inherit}
-.s-pass{background:#dafbe1}.s-partial{background:#fff8c5}.s-fail{background:#ffebe9}
-.s-none{color:#656d76}
+%(status)s
 dialog{max-width:70rem;width:90vw}dialog h3{margin:.6rem 0 .2rem}
 pre{background:#f6f8fa;padding:.5rem;white-space:pre-wrap;word-break:break-word;
-font:12px/1.4 "DejaVu Sans Mono","Liberation Mono",monospace}
+font:12px/1.4 %(mono)s}
 .worse{color:#a40e26}.better{color:#116329}
 @media print{
 .controls,dialog,td button::after{display:none}
@@ -44,6 +45,8 @@ thead th,tbody th{position:static}
 th,td{border-color:#000;font-size:9pt}
 }
 """.strip()
+    % {"sans": SANS, "mono": MONO, "status": STATUS}
+)
 
 SCRIPT = """
 (function(){
@@ -171,8 +174,13 @@ def _row(row: Row, table: CompatTable, pool: _Pool, marks: list[list[Any]]) -> s
 
 def _mark(target: str, feature: str, mark: Mark, pool: _Pool) -> list[Any]:
     status = f"{mark.status.shape} {mark.status.value}: {mark.text}"
-    return [pool(target), pool(feature), pool(status), pool(mark.note),
-            [_evidence(e, pool) for e in mark.evidence]]  # fmt: skip
+    return [
+        pool(target),
+        pool(feature),
+        pool(status),
+        pool(mark.note),
+        [_evidence(e, pool) for e in mark.evidence],
+    ]
 
 
 def _evidence(item: Evidence, pool: _Pool) -> list[int]:
@@ -188,8 +196,10 @@ def _diff(diff: Diff) -> list[str]:
         if not changes:
             continue
         out.append(f'<h3 class="{tone}">{title}: {len(changes)}</h3>')
-        out.append("<table><thead><tr><th>target</th><th>feature</th><th>before</th>"
-                   "<th>after</th></tr></thead><tbody>")  # fmt: skip
+        out.append(
+            "<table><thead><tr><th>target</th><th>feature</th><th>before</th>"
+            "<th>after</th></tr></thead><tbody>"
+        )
         out += [
             f"<tr><td>{_e(c.target)}</td><td>{_e(c.feature)}</td><td>{_e(c.before)}</td>"
             f"<td>{_e(c.after)}</td></tr>"
