@@ -259,13 +259,12 @@ class Probe:
         )
         budget = ctx.budget if ctx is not None else None
         stop = stopped or (budget.stopped if budget is not None else None)
-        family = self.target.dialect.value
         reached = self.unusable is None and any(c.stage is Stage.REACH for c in cells_now)
         schema_cases = self.matrix.schema_cases
         verdict = (
             decide(
                 cells_now,
-                family=family,
+                family=self.target.dialect,
                 threshold=self.options.threshold,
                 invalid_cases=[c.id for c in schema_cases if not c.valid],
                 valid_cases=[c.id for c in schema_cases if c.valid],
@@ -284,7 +283,7 @@ class Probe:
             self.target.provider.name,
             self.target.model,
             self.target.base_url,
-            family,
+            self.target.dialect,
             self.matrix.name,
             self.matrix.digest,
             cells,

@@ -72,7 +72,7 @@ def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False)
                 " · endpoint ",
                 Code(result.endpoint),
                 " · family ",
-                Code(result.family),
+                Code(result.family_dialect.value),
                 " · matrix ",
                 Code(result.matrix),
                 " (",

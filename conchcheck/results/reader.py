@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from conchcheck.core.dialects import Dialect
 from conchcheck.core.usertools import OwnTool
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
@@ -67,7 +68,7 @@ def result_of(data: dict[str, Any]) -> ProbeResult:
         provider=data["provider"],
         model=data["model"],
         endpoint=data["endpoint"],
-        family=data["family"],
+        family_dialect=Dialect(data["family"]),
         matrix=data["matrix"]["name"],
         matrix_digest=data["matrix"]["digest"],
         cells=tuple(cell_of(item) for item in data["cells"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from conchcheck.core.dialects import Dialect
 from conchcheck.core.usertools import OwnTool
 from conchcheck.results.cells import Cell
 from conchcheck.results.verdict import Verdict
@@ -30,7 +31,8 @@ class ProbeResult:
     provider: str
     model: str
     endpoint: str
-    family: str
+    family_dialect: Dialect
+    """The dialect of the provider's family, tried first (written as ``family``)."""
     matrix: str
     matrix_digest: str
     cells: tuple[Cell, ...]

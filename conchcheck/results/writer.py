@@ -38,7 +38,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
         "provider": result.provider,
         "model": result.model,
         "endpoint": result.endpoint,
-        "family": result.family,
+        "family": result.family_dialect.value,
         "matrix": {"name": result.matrix, "digest": result.matrix_digest},
         **own,
         "budget": {

@@ -176,7 +176,7 @@ def _unkeyed(plan: Plan) -> ProbeResult:
         provider=target.provider.name,
         model=target.model,
         endpoint=target.base_url,
-        family=target.dialect.value,
+        family_dialect=target.dialect,
         matrix=matrix.name,
         matrix_digest=matrix.digest,
         cells=(),

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conchcheck.cli import app
+from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.results import (
     CallReading,
@@ -257,7 +258,7 @@ def build_result(**changes: Any) -> ProbeResult:
         "provider": "openrouter",
         "model": MODEL,
         "endpoint": URL,
-        "family": "gemini",
+        "family_dialect": Dialect.GEMINI,
         "matrix": "default",
         "matrix_digest": "sha256:" + "0123456789abcdef" * 4,
         "cells": everything,
