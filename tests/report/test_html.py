@@ -10,9 +10,9 @@ import os
 import re
 from pathlib import Path
 
-from conchcheck.report import ReportFormat, RunInfo, render
+from conchcheck.report import ReportFormat, render
 from conchcheck.report.compatibility.table import Status
-from conchcheck.results import ProbeResult
+from conchcheck.results import ProbeResult, RunInfo
 from tests.browser.chromium import browser
 from tests.browser.fonts import by_postscript_name, debian_sans, missing
 from tests.test_recordings import replay
