@@ -34,12 +34,12 @@ STRICT_MODE = "strict_mode"
 Recorded beside the dialects; it never decides the dialect verdict."""
 
 
-def exploration_order(family: str) -> tuple[Dialect, ...]:
+def exploration_order(family: Dialect) -> tuple[Dialect, ...]:
     """``permissive``, then the family's own dialect, then the rest from most permissive."""
     return tuple(dict.fromkeys((Dialect.PERMISSIVE, Dialect(family), *PERMISSIVENESS)))
 
 
-def chain_for(family: str) -> tuple[Dialect, ...]:
+def chain_for(family: Dialect) -> tuple[Dialect, ...]:
     """The dialects in the order a probe tries them (``exploration_order``)."""
     return exploration_order(family)
 
@@ -69,7 +69,7 @@ def carried_by(cells: Iterable[Cell], dialect: str, valid: Iterable[str]) -> boo
 
 def decide_dialect(
     cells: Sequence[Cell],
-    family: str,
+    family: Dialect,
     invalid: Iterable[str] = (),
     valid: Iterable[str] | None = None,
 ) -> DialectVerdict:
@@ -124,9 +124,9 @@ def decide_dialect(
     )
 
 
-def rates(cells: Sequence[Cell], mode: str) -> Rates:
-    """The rates of the prompt cells of ``mode`` (``native`` or ``words``)."""
-    ran = [c for c in cells if c.stage.value == mode and c.outcome is not Outcome.SKIPPED]
+def rates(cells: Sequence[Cell], stage: Stage) -> Rates:
+    """The rates of the prompt cells of ``stage`` (``NATIVE`` or ``WORDS``)."""
+    ran = [c for c in cells if c.stage is stage and c.outcome is not Outcome.SKIPPED]
     # A request that failed is neither a pass nor a miss: it is left out, and counted apart.
     mine = [c for c in ran if c.outcome is not Outcome.ERROR]
     return Rates(
@@ -165,7 +165,7 @@ def decide_mode(native: Rates, words: Rates, threshold: float) -> tuple[Mode, st
 def decide(
     cells: Sequence[Cell],
     *,
-    family: str,
+    family: Dialect,
     threshold: float = 0.5,
     invalid_cases: Iterable[str] = (),
     tools_declared: bool | None = None,
@@ -175,7 +175,7 @@ def decide(
     matrix, so a case that never got an answer still counts as not carried)."""
     invalid_cases = tuple(invalid_cases)
     dialect = decide_dialect(cells, family, invalid_cases, valid_cases)
-    native, words = rates(cells, "native"), rates(cells, "words")
+    native, words = rates(cells, Stage.NATIVE), rates(cells, Stage.WORDS)
     mode, reason = decide_mode(native, words, threshold)
     repairs = tuple(
         sorted({r for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS) for r in c.repairs})

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
-from conchcheck.results import PASSING, Cell, CellMode, Outcome, Stage
+from conchcheck.results import PASSING, Cell, CellMode, Mode, Outcome, Stage
 from conchcheck.results.reader import read_results
 
 RATES = ("native.rate", "native.clean_rate", "words.rate", "words.clean_rate")
@@ -38,9 +39,9 @@ class Run:
     target: str
     source: str
     matrix_digest: str
-    mode: str | None
+    mode: Mode | None
     """None when the probe reached no verdict (unusable target, or stopped before one)."""
-    dialect: str | None
+    dialect: Dialect | None
     """The verdict's dialect, or the one that carries most when none carries every case."""
     rates: Mapping[str, float]
     cells: tuple[Cell, ...]
@@ -107,9 +108,8 @@ def read_run(path: Path) -> Run:
     rates: dict[str, float] = {}
     mode = dialect = None
     if verdict is not None:
-        mode = verdict.mode.value
-        chosen = verdict.dialect.dialect or verdict.dialect.best
-        dialect = None if chosen is None else chosen.value
+        mode = verdict.mode
+        dialect = verdict.dialect.dialect or verdict.dialect.best
         for mode_rates, name in ((verdict.native, "native"), (verdict.words, "words")):
             rates[f"{name}.rate"] = mode_rates.rate
             rates[f"{name}.clean_rate"] = mode_rates.clean_rate

@@ -82,7 +82,7 @@ class Exploration:
 
     async def explore(self) -> None:
         """Find the most permissive dialect that carries every valid case; then the picture."""
-        family = self.ctx.target.dialect.value
+        family = self.ctx.target.dialect
         chosen: str | None = None
         for dialect in exploration_order(family):
             if self.endpoint_refusal is not None:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
+from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import STAGE, URGENCY, StopProbe, Urgency
@@ -162,16 +163,16 @@ class Probe:
         ]
         await ctx.together(jobs)
 
-    def chosen_dialect(self, ctx: Context) -> str:
+    def chosen_dialect(self, ctx: Context) -> Dialect:
         """The dialect native tools go in: the verdict's, else the best there is, else the
         family's (an endpoint that takes no tools refuses them in any dialect)."""
         verdict = decide_dialect(
             ctx.cells,
-            self.target.dialect.value,
+            self.target.dialect,
             [c.id for c in self.matrix.schema_cases if not c.valid],
             [c.id for c in self.matrix.schema_cases if c.valid],
         )
-        return verdict.dialect or verdict.best or self.target.dialect.value
+        return verdict.dialect or verdict.best or self.target.dialect
 
     def follow(self, stage: Stage) -> None:
         """What runs next waited for ``stage``: its chain continues from there."""

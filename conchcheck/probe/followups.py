@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from conchcheck.core.dialects import Dialect
 from conchcheck.core.matching import judge_answer
 from conchcheck.core.words import read_calls, tool_response
 from conchcheck.matrix import Prompt
@@ -38,7 +39,7 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     tools = offered(ctx, prompt)
     said = (source.reply.text if source.reply is not None else None) or ""
     if native:
-        dialect = source.dialect or ctx.target.dialect.value
+        dialect = Dialect(source.dialect) if source.dialect else ctx.target.dialect
         turns = (
             *messages(prompt),
             Message(Role.ASSISTANT, said, source.calls),
@@ -75,7 +76,7 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     return ctx.record(cell)
 
 
-async def streaming(ctx: Context, prompt: Prompt, dialect: str) -> Cell:
+async def streaming(ctx: Context, prompt: Prompt, dialect: Dialect) -> Cell:
     """The prompt sent whole and streamed at once, and the two replies compared."""
     cell_id = f"follow_up/streaming/{prompt.id}"
     prior = ctx.reuse(cell_id)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from conchcheck.core.arguments import ArgumentsResult, read_arguments
-from conchcheck.core.dialects import unwrap_arguments
+from conchcheck.core.dialects import Dialect, unwrap_arguments
 from conchcheck.core.excerpt import excerpt
 from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
@@ -46,7 +46,7 @@ RAW_LIMIT = 2000
 
 
 def read_native(
-    reply: Reply, tools: Sequence[Tool], dialect: str
+    reply: Reply, tools: Sequence[Tool], dialect: Dialect
 ) -> list[tuple[ToolCall, ArgumentsResult | None]]:
     """Each native call read against its tool's original schema (root wrapping undone)."""
     schemas = {t.name: dict(t.parameters) for t in tools}
@@ -102,7 +102,7 @@ def judge_native(
     prompt: Prompt,
     exchange: Exchange,
     tools: Sequence[Tool],
-    dialect: str,
+    dialect: Dialect,
     attempt: int = 1,
     server: Server = Server.OTHER,
 ) -> Cell:

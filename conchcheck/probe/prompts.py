@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conchcheck.core.dialects import to_dialect
+from conchcheck.core.dialects import Dialect, to_dialect
 from conchcheck.core.tools import Tool, ToolChoice
 from conchcheck.core.words import ListLevel, ToolList, render_tools
 from conchcheck.matrix import Prompt
@@ -24,7 +24,7 @@ def offered(ctx: Context, prompt: Prompt) -> tuple[Tool, ...]:
     return tuple(ctx.matrix.tools[name] for name in prompt.tools)
 
 
-def in_dialect(tools: Sequence[Tool], dialect: str) -> tuple[Tool, ...]:
+def in_dialect(tools: Sequence[Tool], dialect: Dialect) -> tuple[Tool, ...]:
     """The tools with their schemas in ``dialect``, as a client would send them natively."""
     return tuple(
         Tool(t.name, t.description, to_dialect(dict(t.parameters), dialect) if t.parameters else {})
@@ -65,14 +65,14 @@ def request(
 
 
 def native_request(
-    ctx: Context, prompt: Prompt, dialect: str, *, stream: bool = False
+    ctx: Context, prompt: Prompt, dialect: Dialect, *, stream: bool = False
 ) -> ChatRequest:
     """The prompt with its tools passed natively in ``dialect``."""
     sent = in_dialect(offered(ctx, prompt), dialect)
     return request(ctx, messages(prompt), sent, prompt.tool_choice, stream=stream)
 
 
-async def native_prompt(ctx: Context, prompt: Prompt, dialect: str, attempt: int) -> Cell:
+async def native_prompt(ctx: Context, prompt: Prompt, dialect: Dialect, attempt: int) -> Cell:
     """One native cell."""
     cell_id = f"native/{prompt.id}/{attempt}"
     prior = ctx.reuse(cell_id)
