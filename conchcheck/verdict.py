@@ -50,7 +50,7 @@ def _carries(cell: Cell | None) -> bool:
     if cell is None:
         return False
     return cell.outcome is Outcome.ACCEPTED or (
-        cell.outcome is Outcome.REFUSED and cell.refusal_kind == "context_length"
+        cell.outcome is Outcome.REFUSED and cell.refusal_kind is RefusalKind.CONTEXT_LENGTH
     )
 
 
@@ -91,7 +91,7 @@ def decide_dialect(
                 _message(cell),
                 _keyword(cell),
             )
-            (refused if item.kind == "schema" else limits).append(item)
+            (refused if item.kind is RefusalKind.SCHEMA else limits).append(item)
     chosen = next((d for d in PERMISSIVENESS if carried_by(cells, d, good)), None)
     accepted = {d: sum(_carries(by.get((c, d))) for c in good) for d in PERMISSIVENESS}
     best = None
@@ -133,7 +133,9 @@ def rates(cells: Sequence[Cell], stage: Stage) -> Rates:
         total=len(mine),
         passed=sum(c.outcome in (Outcome.PASS, Outcome.PASS_AFTER_REPAIR) for c in mine),
         clean=sum(c.outcome is Outcome.PASS for c in mine),
-        refused_tools=sum(c.outcome is Outcome.REFUSED and c.refusal_kind == "tools" for c in mine),
+        refused_tools=sum(
+            c.outcome is Outcome.REFUSED and c.refusal_kind is RefusalKind.TOOLS for c in mine
+        ),
         no_call=sum(c.outcome is Outcome.NO_CALL for c in mine),
         failed=len(ran) - len(mine),
         leaked=sum(c.outcome is Outcome.LEAKED for c in mine),

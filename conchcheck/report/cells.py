@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.report.blocks import clipped, trimmed
 from conchcheck.report.compatibility.table import Status
 from conchcheck.report.markup import escape
@@ -31,7 +32,7 @@ def status_of(cell: Cell, expected_refusal: bool = False) -> Status:
     skipped). A deliberately invalid case passes when its schema is refused (a refusal for
     another reason says nothing of the schema), and is partial when accepted."""
     if expected_refusal and cell.outcome is Outcome.REFUSED:
-        return Status.PASS if cell.refusal_kind == "schema" else Status.FAIL
+        return Status.PASS if cell.refusal_kind is RefusalKind.SCHEMA else Status.FAIL
     if expected_refusal and cell.outcome is Outcome.ACCEPTED:
         return Status.PARTIAL
     if cell.outcome in PASSING:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from conchcheck.core.escaping import visible
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.results.status import CiStatus, expected_refusal, judge
 
@@ -86,7 +87,7 @@ def _detail(cell: Cell) -> str:
         lines.append(f"detail: {cell.detail}")
     if expected_refusal(cell):
         lines.append("expected: a deliberately invalid schema case, refused as it should be")
-    elif cell.stage is Stage.DIALECT and cell.refusal_kind == "schema":
+    elif cell.stage is Stage.DIALECT and cell.refusal_kind is RefusalKind.SCHEMA:
         lines.append("note: passes when the chosen dialect carried this case")
     lines.append(f"case: {cell.case}")
     for name, value in (

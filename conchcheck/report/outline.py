@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.report.blocks import (
     Block,
     Bold,
@@ -236,7 +237,9 @@ def _refusals(result: ProbeResult) -> list[Block]:
     for cell in result.cells:
         if cell.outcome is Outcome.REFUSED and cell.stage is not Stage.DIALECT:
             message = cell.refusal.message if cell.refusal is not None else cell.detail
-            groups.setdefault((cell.refusal_kind or "other", message), []).append((Code(cell.id),))
+            groups.setdefault((cell.refusal_kind or RefusalKind.OTHER, message), []).append(
+                (Code(cell.id),)
+            )
     blocks: list[Block] = [Heading(2, "Refusals")]
     if not groups:
         return [*blocks, Para(("No refusals outside the dialect stage.",))]

@@ -9,6 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from conchcheck.core.dialects import to_dialect
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.schemadiff import schema_changes
 from conchcheck.core.usertools import SMOKE_PREFIX, Origin, OwnTool
 from conchcheck.report.blocks import (
@@ -88,7 +89,7 @@ def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> li
     said: dict[tuple[str, str], dict[str, list[str]]] = {}
     for case, dialect, cell in refused:
         message = cell.refusal.message if cell.refusal is not None else cell.detail
-        key = (cell.refusal_kind or "other", message)
+        key = (cell.refusal_kind or RefusalKind.OTHER, message)
         said.setdefault(key, {}).setdefault(case, []).append(dialect)
     if not said:
         return []

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 from urllib.parse import urlsplit
 
+from conchcheck.core.refusals import RefusalKind
 from conchcheck.results import (
     PASSING,
     Cell,
@@ -279,7 +280,8 @@ def _refusals(cells: Sequence[Cell]) -> Mark:
         return Mark(Status.PASS, "none", "No refusal outside the dialect stage.", 0.0)
     kinds: dict[str, int] = {}
     for cell in refused:
-        kinds[cell.refusal_kind or "other"] = kinds.get(cell.refusal_kind or "other", 0) + 1
+        kind = (cell.refusal_kind or RefusalKind.OTHER).value
+        kinds[kind] = kinds.get(kind, 0) + 1
     text = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
     note = f"{len(refused)} cells refused: {text}."
     return Mark(Status.PARTIAL, text, note, -float(len(refused)), _evidence(refused))
@@ -308,7 +310,7 @@ def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
             return Mark(
                 Status.NONE, "failed", "Every request failed: no evidence.", 0.0, _evidence(cells)
             )
-        kinds = sorted({c.refusal_kind or "other" for c in refused})
+        kinds = sorted({(c.refusal_kind or RefusalKind.OTHER).value for c in refused})
         note = f"Refused in every dialect tried ({', '.join(kinds)})."
         if "schema" not in kinds:
             # A window too small for 128 tools is the endpoint's limit, not its dialect's.
