@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from conchcheck.errors import ConchcheckError, ExitCode, InputError, UnknownDialectError
     from conchcheck.matrix import Matrix, MatrixError, load_matrix
     from conchcheck.probe import Probe, ProbeOptions
-    from conchcheck.results import ProbeResult, Verdict
+    from conchcheck.results import Cell, Mode, ProbeResult, RunInfo, Verdict
+    from conchcheck.results.reader import read_results
     from conchcheck.run import (
         FleetSpec,
         Plan,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 _HOME = {
     "ArgumentsResult": "conchcheck.core.arguments",
     "CallForm": "conchcheck.core.words",
+    "Cell": "conchcheck.results",
     "ConchcheckError": "conchcheck.errors",
     "Dialect": "conchcheck.core.dialects",
     "ExitCode": "conchcheck.errors",
@@ -55,6 +57,7 @@ _HOME = {
     "InputError": "conchcheck.errors",
     "Matrix": "conchcheck.matrix",
     "MatrixError": "conchcheck.matrix",
+    "Mode": "conchcheck.results",
     "Plan": "conchcheck.run",
     "Probe": "conchcheck.probe",
     "ProbeOptions": "conchcheck.probe",
@@ -66,6 +69,7 @@ _HOME = {
     "Refusal": "conchcheck.core.refusals",
     "RefusalKind": "conchcheck.core.refusals",
     "Repair": "conchcheck.core.repair",
+    "RunInfo": "conchcheck.results",
     "Target": "conchcheck.wire.providers",
     "Tool": "conchcheck.core.tools",
     "ToolList": "conchcheck.core.words",
@@ -87,6 +91,7 @@ _HOME = {
     "read_arguments": "conchcheck.core.arguments",
     "read_calls": "conchcheck.core.words",
     "read_json": "conchcheck.core.repair",
+    "read_results": "conchcheck.results.reader",
     "render_tools": "conchcheck.core.words",
     "signature": "conchcheck.core.tools",
     "to_dialect": "conchcheck.core.dialects",
@@ -113,6 +118,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ArgumentsResult",
     "CallForm",
+    "Cell",
     "ConchcheckError",
     "Dialect",
     "ExitCode",
@@ -120,6 +126,7 @@ __all__ = [
     "InputError",
     "Matrix",
     "MatrixError",
+    "Mode",
     "Plan",
     "Probe",
     "ProbeOptions",
@@ -131,6 +138,7 @@ __all__ = [
     "Refusal",
     "RefusalKind",
     "Repair",
+    "RunInfo",
     "Target",
     "Tool",
     "ToolList",
@@ -153,6 +161,7 @@ __all__ = [
     "read_arguments",
     "read_calls",
     "read_json",
+    "read_results",
     "render_tools",
     "signature",
     "to_dialect",
