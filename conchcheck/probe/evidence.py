@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from conchcheck.core.excerpt import bounded, excerpt
+from conchcheck.core.jsontypes import JsonValue
 from conchcheck.results import (
     CallReading,
     Cell,
@@ -31,7 +32,7 @@ BODY_LIMIT = 6000
 def request_evidence(exchange: Exchange) -> RequestEvidence:
     """Method, URL, redacted headers and the body (as data, or trimmed text when large)."""
     text = json.dumps(exchange.request_body, ensure_ascii=False)
-    body: Any = exchange.request_body
+    body: JsonValue = exchange.request_body
     if len(text) > BODY_LIMIT:
         body = excerpt(text, BODY_LIMIT)
     return RequestEvidence(exchange.method, exchange.url, dict(exchange.request_headers), body)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from conchcheck.core.jsontypes import JsonValue
 from conchcheck.wire.chat import Finding, Finish, ToolCall
 
 
@@ -20,7 +20,7 @@ class RequestEvidence:
     method: str
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
-    body: Any = None
+    body: JsonValue = None
     """The JSON body as sent, or its text cut to a limit (saying how much was left out)."""
 
 
@@ -53,7 +53,7 @@ class ReadCall:
     """``native``, or the form a call in words was written in (``hermes``, ``xml``, …)."""
     name: str | None
     ok: bool
-    arguments: Any = None
+    arguments: JsonValue = None
     repairs: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     message: str | None = None

@@ -50,9 +50,11 @@ def _read(kind: Any, data: Any) -> Any:
         branches = [b for b in typing.get_args(kind) if b is not type(None)]
         if data is None:
             return None
-        if len(branches) != 1:
+        if len(branches) == 1:
+            return _read(branches[0], data)
+        if any(_typed(b) for b in branches):
             raise TypeError(f"a union of {branches} can't be read without its tag")
-        return _read(branches[0], data)
+        return data  # JSON as it was written (JsonValue): nothing to rebuild
     if origin is tuple:
         item = typing.get_args(kind)[0]
         return tuple(_read(item, x) for x in data)
@@ -70,6 +72,14 @@ def _read(kind: Any, data: Any) -> Any:
         }
         return kind(**given)
     return data
+
+
+def _typed(kind: Any) -> bool:
+    """Whether reading ``kind`` builds something: a dataclass or an enum."""
+    origin = typing.get_origin(kind) or kind
+    return isinstance(origin, type) and (
+        dataclasses.is_dataclass(origin) or issubclass(origin, Enum)
+    )
 
 
 @cache
