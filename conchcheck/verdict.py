@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
 from conchcheck.results import (
     CaseRefusal,
     Cell,
@@ -27,9 +28,7 @@ CLEARLY_WORSE = 0.2
 """How far below words native must fall to count as clearly worse."""
 
 
-PERMISSIVENESS = (Dialect.PERMISSIVE, Dialect.ANTHROPIC, Dialect.GEMINI, Dialect.STRICT)
-"""The dialects from most to least permissive (DESIGN.md rule 4)."""
-STRICT_MODE = "strict_mode"
+STRICT_MODE = AsWritten.STRICT_MODE
 """Responses API only: the schemas as sent, with ``strict: true`` on every function tool.
 Recorded beside the dialects; it never decides the dialect verdict."""
 
@@ -54,13 +53,13 @@ def _carries(cell: Cell | None) -> bool:
     )
 
 
-def _dialect_cells(cells: Iterable[Cell]) -> dict[tuple[str, str], Cell]:
+def _dialect_cells(cells: Iterable[Cell]) -> dict[tuple[str, Trial], Cell]:
     return {
         (c.case, c.dialect): c for c in cells if c.stage is Stage.DIALECT and c.dialect is not None
     }
 
 
-def carried_by(cells: Iterable[Cell], dialect: str, valid: Iterable[str]) -> bool:
+def carried_by(cells: Iterable[Cell], dialect: Trial, valid: Iterable[str]) -> bool:
     """Whether ``dialect`` was tried on every case of ``valid`` and carried all of them."""
     by = _dialect_cells(cells)
     wanted = list(valid)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conchcheck.core.dialects import Dialect
+from conchcheck.core.trials import PERMISSIVENESS
 from conchcheck.errors import InputError
 from conchcheck.results import PASSING, Cell, CellMode, Mode, Outcome, Stage
 from conchcheck.results.reader import read_results
@@ -19,7 +20,7 @@ RATES = ("native.rate", "native.clean_rate", "words.rate", "words.clean_rate")
 """The rates a gate reads, named as an expectations file names them."""
 MODES = ("native", "words", "none")
 """Modes from best to worst."""
-DIALECTS = ("permissive", "anthropic", "gemini", "strict")
+DIALECTS = tuple(d.value for d in PERMISSIVENESS)
 """Dialects from most to least permissive (DESIGN.md, rule 4)."""
 _PROMPT_STAGES = {CellMode.NATIVE: Stage.NATIVE, CellMode.WORDS: Stage.WORDS}
 

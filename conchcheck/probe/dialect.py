@@ -15,20 +15,21 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conchcheck.core.dialects import to_dialect
+from conchcheck.core.dialects import Dialect, to_dialect
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.core.tools import Tool
+from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
 from conchcheck.matrix import SchemaCase
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import Cell, Outcome, SchemaFacts, Stage
-from conchcheck.verdict import PERMISSIVENESS, STRICT_MODE, carried_by, exploration_order
+from conchcheck.verdict import STRICT_MODE, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
 from conchcheck.wire.providers import ApiFamily
 
-JSON_SCHEMA = "json_schema"
-"""Gemini only: the pseudo-dialect of full JSON Schema sent as ``parametersJsonSchema``."""
+JSON_SCHEMA = AsWritten.JSON_SCHEMA
+"""Gemini only: full JSON Schema sent as ``parametersJsonSchema``."""
 ECONOMY = 0.25
 """The stage spends at most this share of one request per case per dialect."""
 SPLIT_KINDS = frozenset({RefusalKind.CONTEXT_LENGTH, RefusalKind.OTHER})
@@ -38,10 +39,10 @@ ENDPOINT_KINDS = frozenset(
 )
 """Refusals of the endpoint itself: no dialect can change them, so exploring stops."""
 
-Settled = dict[tuple[str, str], Cell]
+Settled = dict[tuple[str, Trial], Cell]
 
 
-def case_tools(case: SchemaCase, dialect: str) -> tuple[Tool, ...]:
+def case_tools(case: SchemaCase, dialect: Trial) -> tuple[Tool, ...]:
     """The tools a schema case sends (its copies, when it has them), in ``dialect``."""
     schema = dict(case.tool.parameters)
     if dialect not in (JSON_SCHEMA, STRICT_MODE) and schema:
@@ -62,7 +63,7 @@ class Exploration:
         # The invalid cases are sent apart, but count against the same bound.
         self.spent = len(self.invalid)
         self.endpoint_refusal: Refusal | None = None
-        self.sent: set[str] = set()
+        self.sent: set[Trial] = set()
         """Dialects a request went out in (a group refused without naming a case settles none)."""
 
     async def run(self) -> None:
@@ -78,12 +79,12 @@ class Exploration:
 
     async def run_invalid(self) -> None:
         """Deliberately invalid schemas: once, as sent, each alone; nothing waits for them."""
-        await self.ctx.together([self.group([c], "permissive") for c in self.invalid])
+        await self.ctx.together([self.group([c], Dialect.PERMISSIVE) for c in self.invalid])
 
     async def explore(self) -> None:
         """Find the most permissive dialect that carries every valid case; then the picture."""
         family = self.ctx.target.dialect
-        chosen: str | None = None
+        chosen: Dialect | None = None
         for dialect in exploration_order(family):
             if self.endpoint_refusal is not None:
                 return
@@ -105,11 +106,11 @@ class Exploration:
         """The dialect cells settled so far."""
         return list(self.settled.values())
 
-    def tried(self, dialect: str) -> bool:
+    def tried(self, dialect: Trial) -> bool:
         """Whether any case was sent in ``dialect`` (by this probe, or the one resumed)."""
         return dialect in self.sent or any(d == dialect for _, d in self.settled)
 
-    async def try_all(self, dialect: str) -> None:
+    async def try_all(self, dialect: Trial) -> None:
         """Every valid case in ``dialect``: the plain ones in one request, many-tools alone."""
         singles = [c for c in self.valid if c.copies]
         plain = [c for c in self.valid if not c.copies]
@@ -122,7 +123,7 @@ class Exploration:
         todo = [c for c in self.valid if not c.copies]  # a schema question, not a count
         await self.settle_each(todo, STRICT_MODE, self.spent + 2 * len(todo))
 
-    async def picture(self, dialect: str) -> None:
+    async def picture(self, dialect: Trial) -> None:
         """Settle case by case what ``dialect`` refuses, within the cap."""
         todo = []
         for case in self.valid:
@@ -135,7 +136,7 @@ class Exploration:
                 todo.append(case)
         await self.settle_each(todo, dialect, self.cap)
 
-    async def settle_each(self, todo: list[SchemaCase], dialect: str, stop: int) -> None:
+    async def settle_each(self, todo: list[SchemaCase], dialect: Trial, stop: int) -> None:
         """Send ``todo`` in ``dialect`` until each case is settled, splitting refused groups,
         while fewer than ``stop`` requests are spent."""
         while todo and self.spent < stop and self.endpoint_refusal is None:
@@ -145,7 +146,7 @@ class Exploration:
             if len(todo) == before and not named:
                 return  # nothing settled (a failure): sending it again proves no more
 
-    def twin(self, case: SchemaCase, dialect: str) -> Cell | None:
+    def twin(self, case: SchemaCase, dialect: Trial) -> Cell | None:
         """An accepted cell of ``case`` in another dialect whose tools were the same bytes."""
         mine = case_tools(case, dialect)
         for (case_id, other), cell in self.settled.items():
@@ -154,7 +155,7 @@ class Exploration:
                 return cell
         return None
 
-    def keep(self, case: SchemaCase, dialect: str, twin: Cell) -> None:
+    def keep(self, case: SchemaCase, dialect: Trial, twin: Cell) -> None:
         """Record ``case`` as accepted in ``dialect`` on the evidence of its byte-equal twin."""
         detail = (
             f"The same schema, byte for byte, was accepted as {twin.dialect} "
@@ -173,7 +174,7 @@ class Exploration:
         self.settled[(case.id, dialect)] = self.ctx.record(cell)
 
     async def group(
-        self, cases: Sequence[SchemaCase], dialect: str, *, split: bool = False
+        self, cases: Sequence[SchemaCase], dialect: Trial, *, split: bool = False
     ) -> bool:
         """Send ``cases`` in one request and settle what the reply allows; True if a case
         was named by a refusal. ``split``: settle the rest of a refused group too."""
@@ -244,7 +245,7 @@ class Exploration:
                 self.settle(todo, dialect, exchange, Outcome.REFUSED)
         return False
 
-    def resumed(self, case: SchemaCase, dialect: str) -> bool:
+    def resumed(self, case: SchemaCase, dialect: Trial) -> bool:
         """Whether the probe being resumed settled ``case`` in ``dialect`` (then reused)."""
         prior = self.ctx.reuse(f"dialect/{dialect}/{case.id}")
         if prior is not None:
@@ -254,7 +255,7 @@ class Exploration:
     def settle(
         self,
         cases: Sequence[SchemaCase],
-        dialect: str,
+        dialect: Trial,
         exchange: Exchange,
         outcome: Outcome,
         sent: Sequence[SchemaCase] = (),

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from conchcheck.core.trials import Trial
 from conchcheck.results import Cell, Outcome
 
 VERBATIM_LIMIT = 2000
@@ -86,7 +87,7 @@ class RefusedCase:
 
     cell: Cell
     case: str
-    dialect: str
+    dialect: Trial
     kind: str
     message: str
     reason: str

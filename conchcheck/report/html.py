@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from conchcheck.core.trials import rank
 from conchcheck.report.blocks import (
     Block,
     Bold,
@@ -36,7 +37,6 @@ from conchcheck.report.compatibility.markdown import LEGEND
 from conchcheck.report.compatibility.table import Status
 from conchcheck.report.markup import MONO, SANS, STATUS, escape
 from conchcheck.report.outline import outline
-from conchcheck.verdict import PERMISSIVENESS
 
 if TYPE_CHECKING:
     from conchcheck.results import ProbeResult, RunInfo
@@ -148,7 +148,7 @@ def _refusals(items: Sequence[RefusedCase], links: Mapping[str, str], shown: Sho
     the provider's one line about the case; the whole message and the path on a click."""
     order = {case: index for index, case in enumerate(dict.fromkeys(i.case for i in items))}
     rows = []
-    for item in sorted(items, key=lambda i: (order[i.case], _rank(i.dialect))):
+    for item in sorted(items, key=lambda i: (order[i.case], rank(i.dialect))):
         anchor = links[item.cell.id]
         row = f"r{anchor.removeprefix('c')}"
         case = escape(item.case)
@@ -170,7 +170,3 @@ def _refusals(items: Sequence[RefusedCase], links: Mapping[str, str], shown: Sho
         f'<table class="refusals">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{"".join(rows)}'
         "</tbody>\n</table>"
     )
-
-
-def _rank(dialect: str) -> int:
-    return PERMISSIVENESS.index(dialect) if dialect in PERMISSIVENESS else len(PERMISSIVENESS)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from conchcheck.core.dialects import to_dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.schemadiff import schema_changes
+from conchcheck.core.trials import PERMISSIVENESS, rank
 from conchcheck.core.usertools import SMOKE_PREFIX, Origin, OwnTool
 from conchcheck.report.blocks import (
     Block,
@@ -29,7 +30,6 @@ from conchcheck.report.blocks import (
     trimmed,
 )
 from conchcheck.results import Cell, Outcome, Stage
-from conchcheck.verdict import PERMISSIVENESS
 
 if TYPE_CHECKING:
     from conchcheck.results import ProbeResult
@@ -44,7 +44,7 @@ def your_tools(result: ProbeResult) -> list[Block]:
     if not own:
         return []
     dialect_cells = {(c.case, c.dialect or ""): c for c in result.cells if c.stage is Stage.DIALECT}
-    tried = sorted(dict.fromkeys(d for _, d in dialect_cells), key=_rank)
+    tried = sorted(dict.fromkeys(d for _, d in dialect_cells), key=rank)
     sources = list(dict.fromkeys(t.source for t in own))
     blocks: list[Block] = [
         Heading(2, "Your tools"),
@@ -84,7 +84,7 @@ def _refused(own: tuple[OwnTool, ...], cells: dict[tuple[str, str], Cell]) -> li
             for (case, dialect), cell in cells.items()
             if case in order and cell.outcome is Outcome.REFUSED
         ),
-        key=lambda item: (order[item[0]], _rank(item[1])),
+        key=lambda item: (order[item[0]], rank(item[1])),
     )
     said: dict[tuple[str, str], dict[str, list[str]]] = {}
     for case, dialect, cell in refused:
@@ -170,11 +170,6 @@ def _smoke_cells(result: ProbeResult) -> dict[tuple[str, str], list[Cell]]:
                 cell
             )
     return found
-
-
-def _rank(dialect: str) -> int:
-    """Dialects from most to least permissive, then the trials beside them (strict_mode)."""
-    return PERMISSIVENESS.index(dialect) if dialect in PERMISSIVENESS else len(PERMISSIVENESS)
 
 
 def _labels(cells: list[Cell]) -> Marks:

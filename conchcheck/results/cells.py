@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from conchcheck.core.names import Name
 from conchcheck.core.refusals import Refusal, RefusalKind
+from conchcheck.core.trials import Trial
 from conchcheck.results.evidence import CallReading, ReplyEvidence, RequestEvidence
 from conchcheck.results.facts import CellFacts, SchemaFacts
 from conchcheck.wire.chat import Finding, ToolCall
@@ -72,7 +73,7 @@ class Cell:
     outcome: Outcome
     detail: str = ""
     """One sentence: why this outcome."""
-    dialect: str | None = None
+    dialect: Trial | None = None
     mode: CellMode | None = None
     """``native`` or ``words`` for prompt cells; the follow-up's check for follow-ups."""
     attempt: int = 1

@@ -52,6 +52,9 @@ def _read(kind: Any, data: Any) -> Any:
             return None
         if len(branches) == 1:
             return _read(branches[0], data)
+        if all(isinstance(b, type) and issubclass(b, Enum) for b in branches):
+            # Enums of disjoint values (a Dialect or an AsWritten): the one that has it.
+            return next(b(data) for b in branches if data in {m.value for m in b})
         if any(_typed(b) for b in branches):
             raise TypeError(f"a union of {branches} can't be read without its tag")
         return data  # JSON as it was written (JsonValue): nothing to rebuild

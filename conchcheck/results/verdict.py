@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.names import Name
 from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.trials import Trial
 
 
 class Mode(Name):
@@ -26,8 +27,8 @@ class CaseRefusal:
     """A schema case refused in one dialect, with the provider's words."""
 
     case: str
-    dialect: str
-    """A dialect, or ``strict_mode`` (the Responses API's strict trial)."""
+    dialect: Trial
+    """A dialect, or a schema as written (the Responses API's ``strict_mode``)."""
     kind: RefusalKind
     message: str
     keyword: str | None = None
@@ -43,7 +44,7 @@ class DialectVerdict:
     """Schema refusals, every dialect."""
     limits: tuple[CaseRefusal, ...]
     """Refusals for another reason (a window too small for 128 tools): the endpoint's limits."""
-    carriers: Mapping[str, tuple[str, ...]]
+    carriers: Mapping[str, tuple[Trial, ...]]
     """For each case the chain's dialect could not carry: the dialects that accepted it."""
     invalid_accepted: tuple[str, ...]
     """Deliberately invalid cases the provider accepted anyway."""

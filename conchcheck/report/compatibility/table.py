@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.trials import PERMISSIVENESS
 from conchcheck.results import (
     PASSING,
     Cell,
@@ -30,7 +31,7 @@ EVIDENCE_LIMIT = 800
 """Characters of one request, reply or reading shown in a cell's details; results.json has all."""
 GOOD_RATE = 0.8
 """A rate at or above this is a pass; above zero but below it, partial."""
-CHAIN = ("permissive", "anthropic", "gemini", "strict")
+CHAIN = tuple(d.value for d in PERMISSIVENESS)
 """The dialects from most to least permissive (DESIGN.md rule 4)."""
 PARALLEL = "parallel-calls"
 FORCED = "forced-choice"
