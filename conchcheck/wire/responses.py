@@ -257,6 +257,11 @@ class _Events(EventReducer):
         super().__init__()
         self.text: list[str] = []
         self.slots: dict[int, _Slot] = {}
+        self.items: dict[str, int] = {}
+        """Each item's id and the slot it fills: a server that sends no ``output_index``
+        (llama-server) names the item of every event by ``item_id`` instead."""
+        self.unindexed: dict[str, int] = {}
+        """Events of each kind that came without ``output_index``: one finding at the end."""
         self.response: JsonObject = {}
         self.created = False
         self.ended = False
@@ -306,9 +311,8 @@ class _Events(EventReducer):
             self.findings.append(Finding("event_after_completed", kind))
 
     def slot(self, body: JsonObject, kind: str) -> _Slot | None:
-        index = body.get("output_index")
-        if not isinstance(index, int):
-            self.findings.append(Finding("event_without_output_index", kind))
+        index = self.index(body, kind, body.get("item_id"))
+        if index is None:
             return None
         if index not in self.slots:
             # A delta for an item never announced: kept, so no argument text is lost.
@@ -316,12 +320,29 @@ class _Events(EventReducer):
             self.slots[index] = _Slot()
         return self.slots[index]
 
+    def index(self, body: JsonObject, kind: str, item_id: JsonValue) -> int | None:
+        """The slot an event fills: its ``output_index``, else the slot of its item's id (a
+        new one for an id not seen yet); None when it names neither."""
+        index = body.get("output_index")
+        if isinstance(index, int):
+            if isinstance(item_id, str):
+                self.items.setdefault(item_id, index)
+            return index
+        # llama-server's Responses events carry item_id and never output_index (server-task.cpp
+        # in llama.cpp as vendored by llama-cpp-python 0.3.36, to_json_oaicompat_resp*).
+        self.unindexed[kind] = self.unindexed.get(kind, 0) + 1
+        if not isinstance(item_id, str):
+            return None
+        if item_id not in self.items:
+            self.items[item_id] = max(self.slots, default=-1) + 1
+        return self.items[item_id]
+
     def item(self, kind: str, body: JsonObject) -> None:
-        item, index = body.get("item"), body.get("output_index")
+        item = body.get("item")
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return
-        if not isinstance(index, int):
-            self.findings.append(Finding("event_without_output_index", kind))
+        index = self.index(body, kind, item.get("id"))
+        if index is None:  # neither an index nor an id: a call of its own
             index = max(self.slots, default=-1) + 1
         added = kind == "response.output_item.added"
         if not added and index not in self.slots:
@@ -352,12 +373,24 @@ class _Events(EventReducer):
 
     def reply(self, raw: str) -> Reply:
         calls = self.calls()
+        if self.unindexed:
+            counts = ", ".join(f"{kind} {n}" for kind, n in self.unindexed.items())
+            self.findings.append(Finding("event_without_output_index", counts))
         output = self.response.get("output")
-        if not calls and isinstance(output, list):
-            # A server that streams no item events still sends the whole response at the end.
-            text, calls = _output(output, self.findings)
-            if calls:
-                self.findings.append(Finding("calls_only_in_completed", f"{len(calls)} calls"))
+        if isinstance(output, list) and output:
+            # The end event holds the server's own answer: where it differs from what the
+            # events added up to, it is the answer, and a finding says the stream disagreed.
+            said: list[Finding] = []
+            text, completed = _output(output, said)
+            if not calls and completed:
+                self.findings += said
+                self.findings.append(Finding("calls_only_in_completed", f"{len(completed)} calls"))
+                calls = completed
+            elif _shown(calls) != _shown(completed):
+                self.findings += said
+                shown = f"streamed {len(calls)} calls, completed holds {len(completed)}"
+                self.findings.append(Finding("stream_differs_from_completed", shown))
+                calls = completed
             self.text = self.text or [text]
         text = "".join(self.text)
         return _reply(text, calls, self.response, self.findings, raw, self.refusal)
@@ -366,3 +399,8 @@ class _Events(EventReducer):
         # `terminated` is ignored: there is no [DONE]; the stream ends with an end event. (The
         # reply's refusal may also be the end event's `error`, but only once the end came.)
         return self.ended
+
+
+def _shown(calls: list[ToolCall]) -> list[tuple[str, str]]:
+    """What a call is to the reader: its name and arguments (ids may differ in form)."""
+    return [(call.name, call.arguments) for call in calls]

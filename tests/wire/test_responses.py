@@ -293,6 +293,85 @@ ORDERS = [
 ]  # fmt: skip
 
 
+# llama-server's Responses stream, event for event as its code writes it (server-task.cpp of
+# the llama.cpp vendored by llama-cpp-python 0.3.36: to_json_oaicompat_resp for the deltas,
+# to_json_oaicompat_resp_stream for the end): items are named by "id"/"item_id", never by
+# output_index; no sequence_number; no function_call_arguments.done.
+def llama_item(call: str = "k3", arguments: str = '{"x": 1}', **more: str) -> dict[str, str]:
+    return {
+        "id": f"fc_{call}",
+        "type": "function_call",
+        "status": "completed",
+        "arguments": arguments,
+        "call_id": f"call_{call}",
+        "name": "a",
+        **more,
+    }
+
+
+def llama_end(*items: dict[str, str]) -> str:
+    response = {"id": "resp_1", "object": "response", "status": "completed", "output": [*items]}
+    return event("response.completed", response=response)
+
+
+LLAMA = [
+    event("response.created", response={"id": "resp_1", "status": "in_progress"}),
+    event("response.in_progress", response={"id": "resp_1", "status": "in_progress"}),
+    event("response.output_item.added", item=llama_item(arguments="", status="in_progress")),
+    event("response.function_call_arguments.delta", delta='{"x"', item_id="fc_k3"),
+    event("response.function_call_arguments.delta", delta=": 1}", item_id="fc_k3"),
+    event("response.output_item.done", item=llama_item()),
+]
+K3 = [ToolCall("call_k3", "a", '{"x": 1}')]
+UNINDEXED = (
+    "event_without_output_index",
+    "response.output_item.added 1, response.function_call_arguments.delta 2, "
+    "response.output_item.done 1",
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "calls", "found"),
+    [
+        pytest.param(
+            [*LLAMA, llama_end(llama_item())],
+            K3,
+            [UNINDEXED],
+            id="llama-server-one-call-by-item-id",
+        ),
+        pytest.param(
+            [*LLAMA, llama_end(llama_item(arguments='{"x": 2}'))],
+            [ToolCall("call_k3", "a", '{"x": 2}')],
+            [UNINDEXED, ("stream_differs_from_completed", "streamed 1 calls, completed holds 1")],
+            id="completed-differs-it-is-the-answer",
+        ),
+        pytest.param(
+            [
+                *LLAMA[:5],
+                event("response.output_item.done", item=llama_item("k4")),
+                llama_end(llama_item()),
+            ],
+            K3,
+            [
+                ("item_done_without_added", "output_index 1"),
+                UNINDEXED,
+                ("stream_differs_from_completed", "streamed 2 calls, completed holds 1"),
+            ],
+            id="an-item-done-of-another-id-completed-wins",
+        ),
+        pytest.param(
+            [*LLAMA, llama_end()], K3, [UNINDEXED], id="completed-with-no-output-keeps-the-stream"
+        ),
+    ],
+)
+def test_streams_without_output_index(
+    events: list[str], calls: list[ToolCall], found: list[tuple[str, str]]
+) -> None:
+    reply = run("".join(events))
+    assert list(reply.tool_calls) == calls
+    assert [(f.code, f.detail) for f in reply.findings] == found
+
+
 @pytest.mark.parametrize(("events", "calls", "found"), ORDERS)
 def test_event_order(events: list[str], calls: list[ToolCall], found: list[str]) -> None:
     reply = run("".join(events))
