@@ -209,7 +209,10 @@ def _prompts(result: ProbeResult) -> list[Block]:
     blocks.append(Table(("prompt", "native", "words"), rows))
     if result.verdict is not None:
         native, words = result.verdict.native, result.verdict.words
-        rates = ((Bold("native"), ": ", _rates(native)), (Bold("words"), ": ", _rates(words)))
+        rates = (
+            (Bold("native"), ": ", _rates(native, _stage(result, Stage.NATIVE))),
+            (Bold("words"), ": ", _rates(words, _stage(result, Stage.WORDS))),
+        )
         blocks.append(Bullets(rates))
     # Refusals have their own section, with the provider's words.
     missed = [c for c in cells if c.outcome not in PASSING and c.outcome is not Outcome.REFUSED]
@@ -222,14 +225,31 @@ def _prompts(result: ProbeResult) -> list[Block]:
     return blocks
 
 
-def _rates(rates: Rates) -> str:
+def _rates(rates: Rates, cells: Sequence[Cell]) -> str:
+    """The mode's line: what passed, then every other outcome its cells came to, so the
+    counts add up to the cells (a failed request is named apart: it is not in the rate)."""
     after = rates.passed - rates.clean
-    return (
+    line = (
         f"{rates.passed}/{rates.total} passed ({rates.rate:.0%}): "
-        f"{rates.clean} clean ({rates.clean_rate:.0%}), {after} after repair; "
-        f"{rates.refused_tools} refused for tools, {rates.no_call} without a call"
-        + (f", {rates.leaked} leaked as text" if rates.leaked else "")
+        f"{rates.clean} clean ({rates.clean_rate:.0%}), {after} after repair"
     )
+    rest: dict[tuple[int, str], int] = {}
+    order = list(Outcome)
+    for cell in cells:
+        if cell.outcome not in PASSING and cell.outcome is not Outcome.SKIPPED:
+            # In the outcomes' own order, so the line reads alike whichever cell came first.
+            key = (order.index(cell.outcome), _worded(cell.label))
+            rest[key] = rest.get(key, 0) + 1
+    if rest:
+        line += "; " + ", ".join(f"{count} {shown}" for (_, shown), count in sorted(rest.items()))
+    return line
+
+
+def _worded(label: str) -> str:
+    """``refused:tools`` as ``refused (tools)``, ``wrong_arguments`` as ``wrong arguments``."""
+    kind, _, why = label.partition(":")
+    kind = kind.replace("_", " ")
+    return f"{kind} ({why.replace('_', ' ')})" if why else kind
 
 
 def _refusals(result: ProbeResult) -> list[Block]:

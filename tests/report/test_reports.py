@@ -174,3 +174,31 @@ def test_markdown_lists_at_most_so_many_misses(info, make_result, monkeypatch):
     assert "| native/weather-enum/1 |" in text
     assert "| words/pick-tool/1 |" not in text
     assert "… and 3 more: report.html and results.json have all." in text
+
+
+def test_each_modes_line_names_every_outcome(result: ProbeResult, info: RunInfo):
+    # Every answered cell of a mode is in its line: 6 native cells, 6 words cells.
+    text = render(result, ReportFormat.MARKDOWN, info)
+    assert (
+        "- **native**: 3/6 passed (50%): 2 clean (33%), 1 after repair; "
+        "1 wrong arguments, 1 cut off, 1 refused (tools)\n"
+    ) in text
+    assert (
+        "- **words**: 4/6 passed (67%): 3 clean (50%), 1 after repair; 1 no call, 1 cut off\n"
+        in text
+    )
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("wrong_arguments", "wrong arguments"),
+        ("refused:tools", "refused (tools)"),
+        ("refused:rate_limit", "refused (rate limit)"),
+        ("error:timeout", "error (timeout)"),
+        ("leaked", "leaked"),
+    ],
+    ids=["wrong-arguments", "refused-tools", "refused-rate-limit", "failed-request", "leaked"],
+)
+def test_outcomes_are_worded(label: str, shown: str):
+    assert conchcheck.report.outline._worded(label) == shown
