@@ -4,7 +4,6 @@ refused before the first request."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
@@ -189,8 +188,14 @@ targets:
     # 600 a minute is one each 0.1 s: the n-th can't go before (n-1) * 0.1 s after the first.
     # Generous bounds: a request may arrive a little late, never early by much.
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * 0.1 * 0.95
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert min(gaps) >= 0.05
+    # Released 0.1 s apart, two requests can still arrive together when the first was held up
+    # on its way (seen once in CI, 0.0009 s apart on a loaded machine); three never can.
+    assert all(
+        later - earlier >= (j - i - 1) * 0.1 * 0.95
+        for i, earlier in enumerate(arrivals)
+        for j, later in enumerate(arrivals)
+        if j > i
+    )
 
 
 def test_shards_split_the_targets_and_the_index_says_which(serve: Serve, tmp_path: Path) -> None:
