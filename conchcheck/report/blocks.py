@@ -154,6 +154,11 @@ def clipped(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[: limit - 1].rstrip()}…"
 
 
+def words(label: str) -> str:
+    """A label or kind as words: ``refused:context_length`` as ``refused: context length``."""
+    return label.replace("_", " ").replace(":", ": ")
+
+
 def trimmed(text: str, limit: int = VERBATIM_LIMIT) -> str:
     """``text`` cut to ``limit`` characters, saying how much is left (results.json has all)."""
     if len(text) <= limit:

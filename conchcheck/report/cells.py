@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conchcheck.core.refusals import RefusalKind
-from conchcheck.report.blocks import clipped, trimmed
+from conchcheck.report.blocks import clipped, trimmed, words
 from conchcheck.report.compatibility.table import Status
 from conchcheck.report.markup import escape
 from conchcheck.report.outline import reason
@@ -38,11 +38,6 @@ def status_of(cell: Cell, expected_refusal: bool = False) -> Status:
     if cell.outcome in PASSING:
         return Status.PASS
     return Status.NONE if cell.outcome in _NO_EVIDENCE else Status.FAIL
-
-
-def words(label: str) -> str:
-    """A label or kind as words: ``refused:context_length`` as ``refused: context length``."""
-    return label.replace("_", " ").replace(":", ": ")
 
 
 def shape(status: Status) -> str:

@@ -23,6 +23,7 @@ from conchcheck.report.blocks import (
     Refusals,
     RefusedCase,
     Table,
+    words,
 )
 from conchcheck.report.cells import (
     Shown,
@@ -31,7 +32,6 @@ from conchcheck.report.cells import (
     mark,
     shape,
     status_of,
-    words,
 )
 from conchcheck.report.compatibility.markdown import LEGEND
 from conchcheck.report.compatibility.table import Status

@@ -26,6 +26,7 @@ from conchcheck.report.blocks import (
     joined,
     mark,
     trimmed,
+    words,
 )
 from conchcheck.report.yourtools import your_tools
 from conchcheck.results import PASSING, CaseRefusal, Cell, Outcome, Rates, Stage
@@ -238,18 +239,11 @@ def _rates(rates: Rates, cells: Sequence[Cell]) -> str:
     for cell in cells:
         if cell.outcome not in PASSING and cell.outcome is not Outcome.SKIPPED:
             # In the outcomes' own order, so the line reads alike whichever cell came first.
-            key = (order.index(cell.outcome), _worded(cell.label))
+            key = (order.index(cell.outcome), words(cell.label))
             rest[key] = rest.get(key, 0) + 1
     if rest:
         line += "; " + ", ".join(f"{count} {shown}" for (_, shown), count in sorted(rest.items()))
     return line
-
-
-def _worded(label: str) -> str:
-    """``refused:tools`` as ``refused (tools)``, ``wrong_arguments`` as ``wrong arguments``."""
-    kind, _, why = label.partition(":")
-    kind = kind.replace("_", " ")
-    return f"{kind} ({why.replace('_', ' ')})" if why else kind
 
 
 def _refusals(result: ProbeResult) -> list[Block]:

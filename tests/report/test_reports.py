@@ -181,7 +181,7 @@ def test_each_modes_line_names_every_outcome(result: ProbeResult, info: RunInfo)
     text = render(result, ReportFormat.MARKDOWN, info)
     assert (
         "- **native**: 3/6 passed (50%): 2 clean (33%), 1 after repair; "
-        "1 wrong arguments, 1 cut off, 1 refused (tools)\n"
+        "1 wrong arguments, 1 cut off, 1 refused: tools\n"
     ) in text
     assert (
         "- **words**: 4/6 passed (67%): 3 clean (50%), 1 after repair; 1 no call, 1 cut off\n"
@@ -193,12 +193,12 @@ def test_each_modes_line_names_every_outcome(result: ProbeResult, info: RunInfo)
     ("label", "shown"),
     [
         ("wrong_arguments", "wrong arguments"),
-        ("refused:tools", "refused (tools)"),
-        ("refused:rate_limit", "refused (rate limit)"),
-        ("error:timeout", "error (timeout)"),
+        ("refused:tools", "refused: tools"),
+        ("refused:rate_limit", "refused: rate limit"),
+        ("error:timeout", "error: timeout"),
         ("leaked", "leaked"),
     ],
     ids=["wrong-arguments", "refused-tools", "refused-rate-limit", "failed-request", "leaked"],
 )
 def test_outcomes_are_worded(label: str, shown: str):
-    assert conchcheck.report.outline._worded(label) == shown
+    assert conchcheck.report.blocks.words(label) == shown

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS
+from conchcheck.report.blocks import trimmed
 from conchcheck.results import (
     PASSING,
     Cell,
@@ -339,24 +340,17 @@ def evidence(cell: Cell) -> Evidence:
     if cell.request is not None:
         body = cell.request.body
         shown = body if isinstance(body, str) else _json(body)
-        request = _trim(f"{cell.request.method} {cell.request.url}\n{shown}")
+        request = trimmed(f"{cell.request.method} {cell.request.url}\n{shown}", EVIDENCE_LIMIT)
     reply = ""
     if cell.reply is not None:
         status = "no status" if cell.reply.status is None else f"HTTP {cell.reply.status}"
         said = cell.reply.text if cell.reply.text else cell.reply.body
         if cell.refusal is not None:
             said = cell.refusal.message
-        reply = _trim(f"{status}\n{said}")
-    reading = _trim(_json(cell.reading)) if cell.reading is not None else ""
+        reply = trimmed(f"{status}\n{said}", EVIDENCE_LIMIT)
+    reading = trimmed(_json(cell.reading), EVIDENCE_LIMIT) if cell.reading is not None else ""
     return Evidence(cell.id, cell.label, cell.detail, request, reply, reading)
 
 
 def _json(value: Any) -> str:
     return json.dumps(to_plain(value), ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _trim(text: str) -> str:
-    if len(text) <= EVIDENCE_LIMIT:
-        return text
-    more = len(text) - EVIDENCE_LIMIT
-    return f"{text[:EVIDENCE_LIMIT]}… [{more} more characters in results.json]"
