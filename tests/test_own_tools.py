@@ -330,8 +330,9 @@ def test_probe_with_four_kinds_of_source(serve: Serve, tmp_path: Path, sources: 
                      id="a-command-that-does-not-start"),
         pytest.param(["--tools", f"mcp:stdio:{shlex.quote(sys.executable)} {FAKE} silent",
                       "--timeout", "1"],
-                     f"The MCP server `{sys.executable} {FAKE} silent` did not answer initialize"
-                     " within the deadline; it was stopped. Check that the command or URL starts"
+                     f"The MCP server `{sys.executable} {FAKE} silent` did not answer"
+                     " server/discover or initialize within the deadline; it was stopped. Check"
+                     " that the command or URL starts"
                      " an MCP server that answers tools/list.", id="a-server-that-never-answers"),
         pytest.param(["--tools", "{tmp}/bad.yaml"],
                      "{tmp}/bad.yaml:1: $.openapi: expected an OpenAPI 3 version such as"

@@ -1,6 +1,7 @@
 """Where a user's own tools come from: an MCP server, an OpenAPI document, or a tools file.
 
-``read_tools(source)`` reads a tool list and never calls a tool. This layer does I/O (it
+``read_tools(source)`` reads a tool list and never calls a tool; ``read_source(source)`` also
+says which MCP revision an MCP server was spoken to in. This layer does I/O (it
 starts processes and reads files); the HTTP itself is the wire layer's.
 """
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.files import load_document, tools_in
-from conchcheck.sources.mcp import DEADLINE
-from conchcheck.sources.mcp_http import read_http_tools
-from conchcheck.sources.mcp_stdio import read_stdio_tools
+from conchcheck.sources.mcp import DEADLINE, Listing
+from conchcheck.sources.mcp_http import read_http_listing
+from conchcheck.sources.mcp_stdio import read_stdio_listing
 from conchcheck.sources.openapi import is_openapi, openapi_tools
 
-__all__ = ["read_tools"]
+__all__ = ["Listing", "read_source", "read_tools"]
 
 SOURCE_HINT = (
     "Write mcp:stdio:<command line>, mcp:<http(s) URL>, an http(s) URL, or the path of an"
@@ -27,16 +28,21 @@ def read_tools(source: str, *, deadline: float = DEADLINE) -> list[Tool]:
 
     An MCP server gets ``deadline`` seconds for its whole answer; one started is stopped.
     """
+    return list(read_source(source, deadline=deadline).tools)
+
+
+def read_source(source: str, *, deadline: float = DEADLINE) -> Listing:
+    """``read_tools``'s tools, with the MCP revision (and cache hint) of an MCP server."""
     if source.startswith("mcp:stdio:"):
-        return read_stdio_tools(source.removeprefix("mcp:stdio:"), deadline=deadline)
+        return read_stdio_listing(source.removeprefix("mcp:stdio:"), deadline=deadline)
     url = source.removeprefix("mcp:")
     if url.startswith(("http://", "https://")):
-        return read_http_tools(url, deadline=deadline)
+        return read_http_listing(url, deadline=deadline)
     if source.startswith("mcp:"):
         raise InputError(
             f"The tool source '{source}' is not an MCP source I know.", hint=SOURCE_HINT
         )
     value, text, name = load_document(source)
     if is_openapi(value):
-        return openapi_tools(value, text, name)
-    return tools_in(value, text, name)
+        return Listing(tuple(openapi_tools(value, text, name)))
+    return Listing(tuple(tools_in(value, text, name)))

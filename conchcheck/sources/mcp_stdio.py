@@ -1,5 +1,10 @@
 """An MCP server started from a command line, spoken to over stdio (newline-delimited JSON).
 
+The revision is picked as the stdio binding says (docs/specification/2026-07-28/basic/
+transports/stdio.mdx, "Backward Compatibility"): ``server/discover`` first, and a server that
+answers it with an error that is not a 2026-07-28 one, or keeps quiet for
+``DISCOVER_PATIENCE`` seconds, gets the ``initialize`` handshake.
+
 The server is always stopped: its stdin closed, then SIGTERM to its process group, then
 SIGKILL, so a launcher (``uvx``, ``npx``) takes its children with it. What it wrote on stderr
 is kept (the tail) for the message when it fails.
@@ -21,7 +26,16 @@ from typing import IO, Any, BinaryIO
 
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
-from conchcheck.sources.mcp import DEADLINE, HINT, MAX_MESSAGE_BYTES, list_tools, remaining
+from conchcheck.sources.mcp import (
+    DEADLINE,
+    DISCOVER_PATIENCE,
+    HINT,
+    MAX_MESSAGE_BYTES,
+    Listing,
+    answers,
+    list_tools,
+    remaining,
+)
 
 STDERR_TAIL = 4096
 """Bytes of the server's stderr kept for an error message."""
@@ -29,10 +43,16 @@ STOP_GRACE = 2.0
 """Seconds a server has to exit after SIGTERM before it is killed."""
 _TOO_BIG = object()
 _ENDED = object()
+_QUIET = object()
 
 
 def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
     """The tools of the MCP server that ``command`` (a shell-like command line) starts."""
+    return list(read_stdio_listing(command, deadline=deadline).tools)
+
+
+def read_stdio_listing(command: str, *, deadline: float = DEADLINE) -> Listing:
+    """The tools, revision and cache hint of the MCP server that ``command`` starts."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -40,8 +60,10 @@ def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
     if not argv:
         raise InputError("The MCP source has no command.", hint="Write mcp:stdio:<command line>.")
     channel = StdioChannel(argv)
+    # Silence on the probe waits at most half the deadline, so the handshake has the rest.
+    patience = min(DISCOVER_PATIENCE, deadline / 2)
     try:
-        return list_tools(channel, time.monotonic() + deadline)
+        return list_tools(channel, time.monotonic() + deadline, patience=patience)
     finally:
         channel.close()
 
@@ -101,14 +123,33 @@ class StdioChannel:
 
     def receive(self, waiting_for: str, deadline: float) -> Any:
         """The next line from stdout, parsed."""
-        try:
-            line = self.lines.get(timeout=remaining(deadline))
-        except queue.Empty:
+        message = self._next(waiting_for, deadline)
+        if message is _QUIET:
             raise InputError(
                 f"The MCP server {self.name} did not answer {waiting_for} within the deadline;"
                 " it was stopped.",
                 hint=HINT,
-            ) from None
+            )
+        return message
+
+    def probe(self, request: Mapping[str, Any], deadline: float) -> Mapping[str, Any] | None:
+        """Send ``request`` and return its response, or None when none came by ``deadline``:
+        a server that ignores a request before ``initialize`` is of that era (stdio.mdx)."""
+        method = str(request.get("method"))
+        self.send(request, deadline)
+        while True:
+            message = self._next(method, deadline)
+            if message is _QUIET:
+                return None
+            if answers(message, request.get("id")):
+                return message
+
+    def _next(self, waiting_for: str, deadline: float) -> Any:
+        """The next message, or ``_QUIET`` when none came by ``deadline``."""
+        try:
+            line = self.lines.get(timeout=remaining(deadline))
+        except queue.Empty:
+            return _QUIET
         if line is _ENDED:
             raise self._ended(waiting_for)
         if line is _TOO_BIG:

@@ -21,6 +21,8 @@ from conchcheck.wire.framing import SSEDecoder
 
 SESSION_HEADER = "mcp-session-id"
 PROTOCOL_HEADER = "mcp-protocol-version"
+METHOD_HEADER = "mcp-method"
+"""Each 2026-07-28 request's method, mirrored from its body (streamable-http.mdx)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,7 @@ class McpHttpReply:
 
     status: int | None = None
     messages: tuple[JsonValue, ...] = ()
+    """The JSON-RPC messages; with ``error``, the JSON-RPC error the body held, if one."""
     session: str | None = None
     """The ``Mcp-Session-Id`` the server gave, if it gave one."""
     error: str | None = None
@@ -96,7 +99,9 @@ class McpHttpClient:
         text = body.decode("utf-8", "replace")
         if not 200 <= status < 300:
             excerpt = " ".join(text.split())[:200]
-            return McpHttpReply(status, error=f"HTTP {status}{': ' + excerpt if excerpt else ''}")
+            error = f"HTTP {status}{': ' + excerpt if excerpt else ''}"
+            # A JSON-RPC error in the body is kept: a 2026-07-28 server's 400 names its versions.
+            return McpHttpReply(status, _error_body(text), session, error)
         if sse:
             return McpHttpReply(status, tuple(messages + _parsed(decoder.close())), session)
         if not text.strip():
@@ -107,6 +112,17 @@ class McpHttpClient:
             return McpHttpReply(status, error=f"a {kind or 'reply'} body that is not JSON")
         # JSON-RPC allows a batch (a list) in a reply as well as one message.
         return McpHttpReply(status, tuple(value if isinstance(value, list) else [value]), session)
+
+
+def _error_body(text: str) -> tuple[JsonValue, ...]:
+    """The body of a failed POST as one JSON-RPC error response, when it is one."""
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError:
+        return ()
+    if isinstance(value, Mapping) and isinstance(value.get("error"), Mapping):
+        return (value,)
+    return ()
 
 
 def _parsed(events: list[tuple[str, str]]) -> list[JsonValue]:

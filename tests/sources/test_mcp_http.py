@@ -9,11 +9,12 @@ from collections.abc import Callable
 import pytest
 
 from conchcheck.errors import InputError
-from conchcheck.sources import read_tools
-from conchcheck.sources.mcp import MAX_MESSAGE_BYTES
-from conchcheck.sources.mcp_http import read_http_tools
-from tests.emulators.mcp_http import SESSION, VERSION, McpHttpEmulator, tool
-from tests.emulators.server import EmulatorServer, Handler, Response
+from conchcheck.sources import read_source, read_tools
+from conchcheck.sources.mcp import MAX_MESSAGE_BYTES, CacheHint, CacheScope
+from conchcheck.sources.mcp_http import read_http_listing, read_http_tools
+from conchcheck.version import __version__
+from tests.emulators.mcp_http import MODERN, SESSION, VERSION, McpHttpEmulator, tool
+from tests.emulators.server import EmulatorServer, Handler, Received, Response
 
 TOOLS = [tool("search_mail", ["query"]), tool("send_mail", ["to", "body"]), tool("ping")]
 Serve = Callable[[Handler], EmulatorServer]
@@ -36,28 +37,84 @@ def test_lists_every_page(serve: Serve, sse: bool, prefix: str) -> None:
         ("send_mail", "The send_mail tool.", ["to", "body"]),
         ("ping", "The ping tool.", []),
     ]
+    # The probe's 400 without a session is not a 2026-07-28 error: the handshake follows.
     # The session and the version the server chose go on everything after initialize.
     assert emulator.seen == [
-        ("initialize", None, None),
-        ("notifications/initialized", SESSION, VERSION),
-        ("tools/list", SESSION, VERSION),
-        ("tools/list", SESSION, VERSION),
+        ("server/discover", None, MODERN, "server/discover"),
+        ("initialize", None, None, None),
+        ("notifications/initialized", SESSION, VERSION, None),
+        ("tools/list", SESSION, VERSION, None),
+        ("tools/list", SESSION, VERSION, None),
     ]
-    assert json.loads(server.received[0].body)["params"]["protocolVersion"] == "2025-06-18"
-    assert [json.loads(r.body).get("params") for r in server.received[2:]] == [
+    assert json.loads(server.received[1].body)["params"]["protocolVersion"] == "2025-06-18"
+    assert [json.loads(r.body).get("params") for r in server.received[3:]] == [
         {},
         {"cursor": "2"},
     ]
+    assert read_source(f"{prefix}{server.url}/mcp").revision == VERSION
 
 
-def test_server_that_never_answers_meets_the_deadline(serve: Serve) -> None:
-    server = serve(McpHttpEmulator(TOOLS, hang_on="initialize"))
+@pytest.mark.parametrize("sse", [False, True], ids=["json-replies", "sse-replies"])
+def test_a_2026_server_is_spoken_to_statelessly(serve: Serve, sse: bool) -> None:
+    emulator = McpHttpEmulator(TOOLS, page_size=2, sse=sse, modern=True)
+    server = serve(emulator)
+    listing = read_http_listing(f"{server.url}/mcp")
+    assert [t.name for t in listing.tools] == ["search_mail", "send_mail", "ping"]
+    # The second page's TTL is the shorter: the list is fresh as long as its stalest page.
+    assert (listing.revision, listing.cache) == (MODERN, CacheHint(30_000, CacheScope.PUBLIC))
+    # No handshake, no session; every request's headers mirror its body.
+    assert emulator.seen == [
+        ("server/discover", None, MODERN, "server/discover"),
+        ("tools/list", None, MODERN, "tools/list"),
+        ("tools/list", None, MODERN, "tools/list"),
+    ]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "conchcheck", "version": __version__},
+    }
+    assert [json.loads(r.body) for r in server.received] == [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/list",
+            "params": {"cursor": "2", "_meta": meta},
+        },
+    ]
+
+
+def test_a_2026_server_of_a_later_revision_only(serve: Serve) -> None:
+    server = serve(McpHttpEmulator(TOOLS, modern=True, versions=("2027-03-01",)))
+    with pytest.raises(InputError) as caught:
+        read_http_tools(server.url)
+    # Its 400 holds -32022: a 2026-07-28-era server, so no initialize is tried.
+    assert str(caught.value) == (
+        f"MCP server {server.url} speaks MCP 2027-03-01; conchcheck speaks 2026-07-28 and,"
+        " through initialize, the revisions before it."
+    )
+    assert [r.path for r in server.received] == ["/"]
+
+
+@pytest.mark.parametrize(
+    ("modern", "method"),
+    [
+        pytest.param(False, "initialize", id="handshake"),
+        pytest.param(True, "server/discover", id="discover"),
+    ],
+)
+def test_server_that_never_answers_meets_the_deadline(
+    serve: Serve, modern: bool, method: str
+) -> None:
+    # Over HTTP a hang is no sign of an era (streamable-http.mdx keys the fallback to a 4xx).
+    server = serve(McpHttpEmulator(TOOLS, hang_on=method, modern=modern))
     started = time.monotonic()
     with pytest.raises(InputError) as caught:
         read_http_tools(server.url, deadline=1.0)
     assert 1.0 <= time.monotonic() - started < 4.0
     assert str(caught.value) == (
-        f"The MCP server at {server.url} failed on initialize: no answer within the deadline."
+        f"The MCP server at {server.url} failed on {method}: no answer within the deadline."
     )
 
 
@@ -77,13 +134,18 @@ def test_hang_on_a_later_page(serve: Serve) -> None:
         ),
         pytest.param(
             Response(200, b"<html>login</html>", {"content-type": "text/html"}),
-            "failed on initialize: a text/html body that is not JSON.",
+            "failed on server/discover: a text/html body that is not JSON.",
             id="html-page",
         ),
         pytest.param(
             Response(200, b"x" * (MAX_MESSAGE_BYTES + 10), {"content-type": "application/json"}),
-            f"failed on initialize: a reply larger than {MAX_MESSAGE_BYTES} bytes.",
+            f"failed on server/discover: a reply larger than {MAX_MESSAGE_BYTES} bytes.",
             id="oversized-reply",
+        ),
+        pytest.param(
+            Response(500, b"upstream down", {"content-type": "text/plain"}),
+            "failed on server/discover: HTTP 500: upstream down.",
+            id="server-error-is-no-era",
         ),
         pytest.param(
             Response.json(
@@ -98,13 +160,20 @@ def test_hang_on_a_later_page(serve: Serve) -> None:
         ),
         pytest.param(
             Response(202),
-            "answered initialize without a response.",
+            "answered server/discover without a response.",
             id="no-response",
         ),
     ],
 )
 def test_bad_replies(serve: Serve, response: Response, message: str) -> None:
-    server = serve(lambda received: response)
+    def reply(received: Received) -> Response:
+        if response.status == 200 and response.body.startswith(b'{"jsonrpc'):
+            # The error answers each request by its own id: the probe's, then initialize's.
+            body = json.loads(response.body)
+            return Response.json({**body, "id": received.json()["id"]})
+        return response
+
+    server = serve(reply)
     with pytest.raises(InputError) as caught:
         read_http_tools(server.url, deadline=5.0)
     assert str(caught.value).endswith(message)
@@ -129,6 +198,6 @@ def test_unreachable_url_is_one_line(serve: Serve) -> None:
     with pytest.raises(InputError) as caught:
         read_http_tools(url, deadline=2.0)
     assert str(caught.value).startswith(
-        f"The MCP server at {url} failed on initialize: ConnectError:"
+        f"The MCP server at {url} failed on server/discover: ConnectError:"
     )
     assert "\n" not in str(caught.value)
