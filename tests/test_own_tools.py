@@ -28,7 +28,7 @@ from conchcheck.errors import InputError
 from conchcheck.matrix.loader import MatrixError
 from conchcheck.matrix.own import MAX_TOOLS, own_matrix
 from conchcheck.sources import read_tools
-from tests.emulators.mcp_http import McpHttpEmulator, tool
+from tests.emulators.mcp_http import VERSION, McpHttpEmulator, tool
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
 from tests.emulators.server import EmulatorServer, Handler
@@ -279,13 +279,19 @@ def test_probe_with_four_kinds_of_source(serve: Serve, tmp_path: Path, sources: 
     assert (verdict["dialect"]["dialect"], verdict["mode"]) == ("gemini", "native")
     results = json.loads((out / "results.json").read_text())
     assert results["matrix"]["name"] == "own-tools"
-    assert [(t["name"], t["source"]) for t in results["own_tools"]] == [
-        ("get_current_time", TIME), ("convert_time", TIME),
-        ("ping", sources[1]), ("echo", sources[1]),
-        ("listPets", sources[2]), ("search_issues", sources[3]),
+    # Each MCP server's revision is the one it answered: mcp-server-time (SDK 1.30) agreed
+    # on the version conchcheck asks for, the emulator on its older one; files have none.
+    assert [(t["name"], t["source"], t["protocol"]) for t in results["own_tools"]] == [
+        ("get_current_time", TIME, "2025-06-18"), ("convert_time", TIME, "2025-06-18"),
+        ("ping", sources[1], VERSION), ("echo", sources[1], VERSION),
+        ("listPets", sources[2], None), ("search_issues", sources[3], None),
     ]  # fmt: skip
     report = (out / "report.md").read_text()
     section = report[report.index("## Your tools") : report.index("## Prompts")]
+    assert (
+        f"6 tools from `{TIME}` (MCP 2025-06-18), `{sources[1]}` (MCP {VERSION}),"
+        f" `{sources[2]}`, `{sources[3]}`." in section
+    )
     # gemini carried every tool, so the less permissive strict was never needed.
     assert "| tool | permissive | anthropic | gemini | smoke (native) | smoke (words) |" in section
     assert "| search_issues | ❌ schema | ❌ schema | ✅ | pass | pass |" in section

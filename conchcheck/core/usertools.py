@@ -44,6 +44,9 @@ class OwnTool:
     """Why its schema is not valid JSON Schema by its own draft, when it is not."""
     smoke: tuple[SmokeArgument, ...] | None = None
     """The smoke prompt's arguments; None when ``--prompts`` replaced the smoke prompts."""
+    protocol: str | None = None
+    """The MCP revision its server was spoken to in (``2026-07-28``, or the version
+    ``initialize`` agreed on); None for a tool from a file."""
 
     @property
     def case_id(self) -> str:

@@ -39,9 +39,13 @@ MAX_TOOLS = 512
 
 
 def own_matrix(
-    sourced: Sequence[tuple[str, Sequence[Tool]]], prompts: Path | None = None
+    sourced: Sequence[tuple[str, Sequence[Tool]]],
+    prompts: Path | None = None,
+    *,
+    protocols: Mapping[str, str] | None = None,
 ) -> Matrix:
-    """The matrix of the tools read from each source (``(source, tools)`` pairs).
+    """The matrix of the tools read from each source (``(source, tools)`` pairs);
+    ``protocols`` names the MCP revision each MCP source was read in.
 
     ``InputError`` for no tools, too many, or one name twice; ``MatrixError`` for a
     ``--prompts`` file with problems (``file:line: $.path: message``).
@@ -63,7 +67,11 @@ def own_matrix(
             f"--tools: the sources list {len(named)} tools, more than {MAX_TOOLS}.",
             hint="Probe the sources one at a time.",
         )
-    own = [_own(source, tool, smoke=prompts is None) for source, tool in named.values()]
+    spoken = protocols or {}
+    own = [
+        _own(source, tool, smoke=prompts is None, protocol=spoken.get(source))
+        for source, tool in named.values()
+    ]
     tools = {name: tool for name, (_, tool) in named.items()}
     cases = tuple(
         SchemaCase(
@@ -107,10 +115,12 @@ def own_matrix(
     )
 
 
-def _own(source: str, tool: Tool, *, smoke: bool) -> OwnTool:
+def _own(source: str, tool: Tool, *, smoke: bool, protocol: str | None) -> OwnTool:
     problem = _schema_problem(dict(tool.parameters))
     arguments = _smoke_arguments(tool.parameters) if smoke and problem is None else None
-    return OwnTool(tool.name, source, tool.description, tool.parameters, problem, arguments)
+    return OwnTool(
+        tool.name, source, tool.description, tool.parameters, problem, arguments, protocol
+    )
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:

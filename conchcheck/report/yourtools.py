@@ -45,13 +45,13 @@ def your_tools(result: ProbeResult) -> list[Block]:
         return []
     dialect_cells = {(c.case, c.dialect or ""): c for c in result.cells if c.stage is Stage.DIALECT}
     tried = sorted(dict.fromkeys(d for _, d in dialect_cells), key=rank)
-    sources = list(dict.fromkeys(t.source for t in own))
+    sources = {t.source: t.protocol for t in own}
     blocks: list[Block] = [
         Heading(2, "Your tools"),
         Para(
             (
                 f"{len(own)} tool{'s' * (len(own) != 1)} from ",
-                *_codes(sources),
+                *joined([_source(s, p) for s, p in sources.items()], ", "),
                 ".",
             )
         ),
@@ -179,6 +179,11 @@ def _labels(cells: list[Cell]) -> Marks:
 def _compact(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= 80 else f"{text[:79]}…"
+
+
+def _source(source: str, protocol: str | None) -> Inline:
+    """A source as code, with the MCP revision its server was spoken to in."""
+    return (Code(source),) if protocol is None else (Code(source), f" (MCP {protocol})")
 
 
 def _codes(names: list[str]) -> Inline:

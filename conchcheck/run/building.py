@@ -22,7 +22,7 @@ from conchcheck.run.execution import now
 from conchcheck.run.plan import Plan
 from conchcheck.run.recording import REPLAY_KEY, load_recording
 from conchcheck.run.spec import ProbeSpec
-from conchcheck.sources import read_tools
+from conchcheck.sources import read_source
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
 from conchcheck.wire.recording import Recording, RecordingTransport, ReplayTransport
@@ -88,7 +88,12 @@ def _matrix(spec: ProbeSpec) -> Matrix:
         return load_matrix(spec.matrix)
     # An MCP server's answer is one more request: it gets --timeout, like the others.
     deadline = spec.options.policy.read_timeout
-    return own_matrix([(s, read_tools(s, deadline=deadline)) for s in spec.tools], spec.prompts)
+    listed = [(s, read_source(s, deadline=deadline)) for s in spec.tools]
+    return own_matrix(
+        [(s, listing.tools) for s, listing in listed],
+        spec.prompts,
+        protocols={s: listing.revision for s, listing in listed if listing.revision},
+    )
 
 
 def _replaying(target: Target, recording: Recording, name: str) -> ReplayTransport:
