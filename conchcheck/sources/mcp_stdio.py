@@ -51,8 +51,14 @@ def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
     return list(read_stdio_listing(command, deadline=deadline).tools)
 
 
-def read_stdio_listing(command: str, *, deadline: float = DEADLINE) -> Listing:
-    """The tools, revision and cache hint of the MCP server that ``command`` starts."""
+def read_stdio_listing(
+    command: str, *, deadline: float = DEADLINE, patience: float | None = None
+) -> Listing:
+    """The tools, revision and cache hint of the MCP server that ``command`` starts.
+
+    ``patience``: how long its silence about ``server/discover`` is waited out before the
+    handshake is tried (``DISCOVER_PATIENCE``, at most half the deadline, when None).
+    """
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -60,8 +66,9 @@ def read_stdio_listing(command: str, *, deadline: float = DEADLINE) -> Listing:
     if not argv:
         raise InputError("The MCP source has no command.", hint="Write mcp:stdio:<command line>.")
     channel = StdioChannel(argv)
-    # Silence on the probe waits at most half the deadline, so the handshake has the rest.
-    patience = min(DISCOVER_PATIENCE, deadline / 2)
+    if patience is None:
+        # Silence on the probe waits at most half the deadline, so the handshake has the rest.
+        patience = min(DISCOVER_PATIENCE, deadline / 2)
     try:
         return list_tools(channel, time.monotonic() + deadline, patience=patience)
     finally:

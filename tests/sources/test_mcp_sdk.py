@@ -7,12 +7,15 @@ functions' type hints, exactly as the server printed them when listed by hand.
 
 from __future__ import annotations
 
+import shlex
+import time
 from typing import Any
 
 import pytest
 
 from conchcheck.sources import read_source
 from conchcheck.sources.mcp import CacheHint, CacheScope
+from conchcheck.sources.mcp_stdio import read_stdio_listing
 from tests.sources import servers
 
 SEARCH_MAIL = {
@@ -51,6 +54,20 @@ def test_sdk_2026_over_stdio() -> None:
 def test_sdk_2026_over_http() -> None:
     with servers.sdk_http() as url:
         assert listed(url) == (SDK_TOOLS, "2026-07-28", SDK_HINT)
+
+
+def test_sdk_2026_slow_to_start_over_stdio() -> None:
+    # The server starts after the probe's patience: conchcheck has sent initialize too. The
+    # SDK reads server/discover first, which makes the process's era 2026-07-28, answers it
+    # late, and refuses initialize with -32022 naming 2026-07-28 (mcp/server/runner.py,
+    # serve_dual_era_loop); conchcheck then asks server/discover again.
+    command = shlex.split(servers.sdk_stdio().removeprefix("mcp:stdio:"))
+    slow = f"sh -c {shlex.quote('sleep 1.5; exec ' + shlex.join(command))}"
+    started = time.monotonic()
+    listing = read_stdio_listing(slow, patience=1.0)
+    assert time.monotonic() - started > 1.5
+    tools = [(t.name, t.description, t.parameters) for t in listing.tools]
+    assert (tools, listing.revision, listing.cache) == (SDK_TOOLS, "2026-07-28", SDK_HINT)
 
 
 def test_sdk_2026_pages_over_stdio() -> None:
