@@ -18,6 +18,7 @@ from typing import Literal
 import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
@@ -47,7 +48,7 @@ def paged() -> Server[object]:
     ]
 
     async def list_tools(
-        ctx: object, params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[object], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         start = int(params.cursor) if params is not None and params.cursor else 0
         more = str(start + 1) if start < 2 else None
@@ -55,7 +56,7 @@ def paged() -> Server[object]:
             tools=tools[start : start + 1], next_cursor=more, ttl_ms=1000 * (start + 1)
         )
 
-    return Server("conchcheck-sdk-paged", version="1.0.0", on_list_tools=list_tools)  # type: ignore[arg-type]
+    return Server("conchcheck-sdk-paged", version="1.0.0", on_list_tools=list_tools)
 
 
 if __name__ == "__main__":
