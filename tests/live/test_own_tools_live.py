@@ -56,7 +56,9 @@ def probed(
 def test_the_servers_tools_are_the_matrix(probed: dict[str, Any]) -> None:
     result = probed["result"]
     assert result.matrix == "own-tools"
-    assert [(t.name, t.source) for t in result.own_tools] == [(n, TIME) for n in TOOLS]
+    assert [(t.name, t.source, t.protocol) for t in result.own_tools] == [
+        (n, TIME, "2025-06-18") for n in TOOLS
+    ]
     # mcp-server-time's schemas give no example or default: the model chooses every value.
     assert [[(a.name, a.origin) for a in t.smoke or ()] for t in result.own_tools] == [
         [("timezone", "model")],
@@ -110,6 +112,7 @@ def test_each_tool_has_its_smoke_prompt_natively_and_in_words(probed: dict[str, 
 def test_the_report_has_the_your_tools_section(probed: dict[str, Any]) -> None:
     report = (probed["out"] / "report.md").read_text()
     section = report[report.index("## Your tools") : report.index("## Prompts")]
-    assert f"2 tools from `{TIME}`." in section
+    # mcp-server-time (SDK 1.30) is of the initialize era: it agreed on 2025-06-18.
+    assert f"2 tools from `{TIME}` (MCP 2025-06-18)." in section
     assert "| tool | permissive | strict_mode | smoke (native) | smoke (words) |" in section
     assert "Sent unchanged in every dialect: `get_current_time`, `convert_time`." in section
