@@ -374,7 +374,7 @@ def show_fleet(outcome: FleetOutcome) -> None:
 
 def show_cached(entry: Entry) -> None:
     """A fresh capability entry used instead of a probe."""
-    name = f"{entry.provider}:{entry.model}"
+    name = f"{entry.provider}:{entry.model} ({entry.api.value})"
     out.print(
         _text(
             f"Cached: {name} — dialect {entry.dialect or 'none'}, mode {entry.mode}; "
@@ -386,12 +386,15 @@ def show_cached(entry: Entry) -> None:
 
 def show_entries(entries: list[Entry]) -> None:
     """The capability file's entries as a table."""
-    table = Table("provider", "model", "endpoint", "dialect", "mode", "native", "words", "expires")
+    table = Table(
+        "provider", "model", "endpoint", "api", "dialect", "mode", "native", "words", "expires"
+    )
     for e in entries:
         table.add_row(
             _text(e.provider),
             _text(e.model),
             _text(e.endpoint),
+            e.api.value,
             _text(e.dialect or "none"),
             _text(e.mode),
             f"{e.rates.get('native', 0):.0%}",

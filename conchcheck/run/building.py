@@ -136,5 +136,9 @@ def _key(
 
 
 def _fresh_entry(capabilities: CapabilityFile, target: Target) -> Entry | None:
-    entry = capabilities.get(target.provider.name, target.model, target.base_url)
+    # The API family is part of the key: one server's chat entry never answers for its
+    # Messages or Responses API, whose tools and dialect are measured apart.
+    entry = capabilities.get(
+        target.provider.name, target.model, target.base_url, target.provider.api
+    )
     return entry if entry is not None and entry.fresh(now()) else None
