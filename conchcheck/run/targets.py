@@ -20,8 +20,9 @@ from conchcheck.errors import InputError
 from conchcheck.files import read_text
 from conchcheck.matrix import builtin_matrices
 from conchcheck.matrix.document import DocumentChecker
-from conchcheck.wire.providers import Target, default_api, parse_target
+from conchcheck.wire.providers import ApiFamily, Target, default_api, parse_target
 
+_APIS = frozenset(api.value for api in ApiFamily)
 SHOWN_PROBLEMS = 5
 """Problems named in the one line of a ``TargetsError``; the rest are counted."""
 ENTRY_HINT = (
@@ -144,7 +145,8 @@ class _TargetsChecker(DocumentChecker):
                 target = parse_target(
                     item["target"],
                     base_url=base_url if isinstance(base_url, str) else None,
-                    api=api if isinstance(api, str) else None,
+                    # An unknown API is the schema's problem, named once.
+                    api=api if isinstance(api, str) and api in _APIS else None,
                 )
             except InputError as exc:
                 self.add(where, str(exc).rstrip("."))
