@@ -1,14 +1,10 @@
 """The capability file: one YAML entry per endpoint (provider + model + base URL + API
-family), for apps and CI.
+family), for apps and CI. Versioned and checked by ``jsonschemas/capabilities.schema.json``
+on every read and write; written atomically under a lock, never over a corrupt file.
 
-Versioned and checked by ``jsonschemas/capabilities.schema.json`` on every read and write;
-written atomically under a lock, and never written over when it is corrupt.
-
-Version 1 entries don't name their API family. One whose ``strict_mode`` was tried is the
-Responses API's (only its probe tries strict mode); any other is its provider's own family
-(``providers.default_api``): what the probe spoke unless ``--api`` said otherwise, and an
-entry written with ``--api`` and no strict mode left no trace of it. They are read so and
-written back as version 2 with the next change to the file.
+Version 1 entries don't name their API. One with ``strict_mode`` is the Responses API's
+(only its probe tries strict mode); any other is its provider's own (``default_api``), which
+``--api`` without strict mode left no trace of. The next change writes them as version 2.
 """
 
 from __future__ import annotations
@@ -391,21 +387,16 @@ def _entry(data: Mapping[str, Any]) -> Entry:
     # leaked_as_text and strict_mode came after the first files were written: absent means
     # none seen and not tried.
     values = {f.name: data[f.name] for f in fields(Entry) if f.name in data}
-    values["api"] = ApiFamily(data["api"]) if "api" in data else _api_of(data)
     values["rates"] = {name: float(rate) for name, rate in data["rates"].items()}
     values["repairs_seen"] = tuple(data["repairs_seen"])
     values["refused_keywords"] = tuple(data["refused_keywords"])
     values["leaked_as_text"] = tuple(data.get("leaked_as_text", ()))
     strict = data.get("strict_mode")
     values["strict_mode"] = None if strict is None else {k: tuple(v) for k, v in strict.items()}
+    # A version 1 entry names no API (see the module).
+    old = ApiFamily.RESPONSES if strict is not None else default_api(data["provider"])
+    values["api"] = ApiFamily(data["api"]) if "api" in data else old
     return Entry(**values)
-
-
-def _api_of(data: Mapping[str, Any]) -> ApiFamily:
-    """The API family of a version 1 entry, which doesn't name it (see the module)."""
-    if data.get("strict_mode") is not None:
-        return ApiFamily.RESPONSES
-    return default_api(str(data["provider"]))
 
 
 def _relative(error: ValidationError) -> str:
