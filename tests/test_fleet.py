@@ -264,18 +264,22 @@ BAD_INPUT = [
                  "Write I/N with 1 <= I <= N, for example --shard 1/4.", id="shard-out-of-range"),
     pytest.param(["--targets", "{file}", "--base-url", "http://127.0.0.1:1/v1"],
                  "conchcheck: --base-url: not with --targets; it is an option of a single "
-                 "target's probe. Probe that target on its own, or write base_url or api_key_env"
+                 "target's probe. Probe that target on its own, or write base_url, api or api_key_env"
                  " in its entry of the targets file.",
                  id="base-url-belongs-in-the-file"),
     pytest.param(["--targets", "{file}", "--tools", "tools.json"],
                  "conchcheck: --tools: not with --targets; it is an option of a single "
-                 "target's probe. Probe that target on its own, or write base_url or api_key_env"
+                 "target's probe. Probe that target on its own, or write base_url, api or api_key_env"
                  " in its entry of the targets file.",
                  id="own-tools-are-for-one-target"),
     pytest.param(["--targets", "{bad}"],
                  "conchcheck: {bad}:3: $.targets[0].repeat: expected at most 100, got 101. "
                  "Each entry is {{target: provider:model}}, optionally with base_url, "
-                 "api_key_env, matrix and repeat.", id="bad-targets-file"),
+                 "api, api_key_env, matrix and repeat.", id="bad-targets-file"),
+    pytest.param(["--targets", "{file}", "--api", "responses"],
+                 "conchcheck: --api: not with --targets; it is an option of a single "
+                 "target's probe. Probe that target on its own, or write base_url, api or "
+                 "api_key_env in its entry of the targets file.", id="api-belongs-in-the-file"),
 ]  # fmt: skip
 
 
