@@ -224,3 +224,32 @@ def test_only_the_entry_of_the_api_probed_answers(
     entry = fresh_entry("https://openrouter.ai/api/v1")
     CapabilityFile(caps).put(entry)
     assert build(spec, NOTHING_SENT).cached == (entry if answers else None)
+
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "results.json"
+
+
+@pytest.mark.parametrize(
+    ("target", "api", "wanted"),
+    [
+        ("openrouter:qwen/qwen3-8b", None, None),
+        ("openrouter:qwen/qwen3-8b", "responses", "openrouter:qwen/qwen3-8b in the responses API"),
+        ("openrouter:other", None, "openrouter:other in the openai API"),
+    ],
+    ids=["same-target-and-api", "another-api-of-the-server", "another-model"],
+)  # fmt: skip
+def test_resume_takes_only_results_of_the_same_target_and_api(
+    tmp_path: Path, target: str, api: str | None, wanted: str | None
+) -> None:
+    spec = ProbeSpec(
+        target, api_family=api, resume_from=GOLDEN, capability_file=tmp_path / "caps.yaml"
+    )
+    if wanted is None:
+        assert len(build(spec, NOTHING_SENT).prior) == 25
+        return
+    with pytest.raises(InputError) as caught:
+        build(spec, NOTHING_SENT)
+    assert str(caught.value) == (
+        f"--resume: {GOLDEN} holds the results of openrouter:qwen/qwen3-8b in the openai API, "
+        f"not of {wanted}."
+    )
