@@ -353,12 +353,13 @@ def show_outcome(outcome: ProbeOutcome) -> None:
 
 def show_fleet(outcome: FleetOutcome) -> None:
     """A many-target run: a row a target (its exit code, verdict, folder), then the index."""
-    table = Table("target", "exit", "dialect", "mode", "folder")
+    table = Table("target", "api", "exit", "dialect", "mode", "folder")
     for done in outcome.targets:
         result = done.outcome.result
         verdict = result.verdict if result is not None else None
         table.add_row(
             _text(done.entry.target.label),
+            done.entry.target.provider.api.value,
             str(done.outcome.exit_code),
             _text(verdict.dialect.dialect or "none") if verdict else "-",
             verdict.mode.value if verdict else "-",
@@ -367,7 +368,9 @@ def show_fleet(outcome: FleetOutcome) -> None:
     out.print(table)
     for done in outcome.targets:
         if done.outcome.exit_code != ExitCode.DONE:
-            out.print(f"{_text(done.entry.target.label)}: {_text(done.outcome.message)}")
+            target = done.entry.target
+            named = f"{target.label} ({target.provider.api})"
+            out.print(f"{_text(named)}: {_text(done.outcome.message)}")
     shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
     out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)
 
