@@ -156,3 +156,12 @@ def test_older_files_read_the_api_their_requests_went_to(name: str):
     assert result.api is ApiFamily.OPENAI
     assert any(c.request is not None and c.request.url == f"{result.endpoint}/chat/completions"
                for c in result.cells)  # fmt: skip
+
+
+def test_version_3_must_name_its_api(tmp_path: Path):
+    text = _written(build_result(), tmp_path).read_text(encoding="utf-8")
+    assert '\n  "api": "openai",\n' in text and '"schema_version": 3' in text
+    (tmp_path / "results.json").write_text(text.replace('  "api": "openai",\n', ""))
+    with pytest.raises(InputError) as caught:
+        read_results(tmp_path / "results.json")
+    assert str(caught.value) == f"{tmp_path / 'results.json'}:1: $: 'api' is a required property."
