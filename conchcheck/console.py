@@ -368,8 +368,7 @@ def show_fleet(outcome: FleetOutcome) -> None:
     out.print(table)
     for done in outcome.targets:
         if done.outcome.exit_code != ExitCode.DONE:
-            target = done.entry.target
-            named = f"{target.label} ({target.provider.api})"
+            named = f"{done.entry.target.label} ({done.entry.target.provider.api})"
             out.print(f"{_text(named)}: {_text(done.outcome.message)}")
     shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
     out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)
