@@ -1,7 +1,10 @@
-"""The capability file: one YAML entry per provider + model + endpoint, for apps and CI.
+"""The capability file: one YAML entry per endpoint (provider + model + base URL + API
+family), for apps and CI. Versioned and checked by ``jsonschemas/capabilities.schema.json``
+on every read and write; written atomically under a lock, never over a corrupt file.
 
-Versioned and checked by ``jsonschemas/capabilities.schema.json`` on every read and write;
-written atomically under a lock, and never written over when it is corrupt.
+Version 1 entries don't name their API. One with ``strict_mode`` is the Responses API's
+(only its probe tries strict mode); any other is its provider's own (``default_api``), which
+``--api`` without strict mode left no trace of. The next change writes them as version 2.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.files import folder_problem, json_path, locate, read_bytes, yaml_hazard
 from conchcheck.redaction import held
 from conchcheck.replacement import replace_file
+from conchcheck.wire.providers import ApiFamily, default_api
 
 if sys.platform == "win32":
     import msvcrt
 else:
     import fcntl
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Written; version 1 (before entries named their API family) is still read."""
+READS = (1, 2)
 LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another conchcheck's lock before giving up."""
 CORRUPT_HINT = "Move it aside or run `conchcheck cache clear --force`."
@@ -49,12 +55,15 @@ class CacheError(ConchcheckError):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """What one probe found about one provider + model + endpoint."""
+    """What one probe found about one endpoint: provider + model + base URL + API family."""
 
     provider: str
     model: str
     endpoint: str
     """The base URL requests went to."""
+    api: ApiFamily
+    """The API family spoken there: one server often speaks several at one base URL, and
+    each has its own entry."""
     dialect: str | None
     """``permissive``, ``gemini``, ``anthropic`` or ``strict``; None if unknown."""
     mode: str
@@ -83,9 +92,9 @@ class Entry:
     when the probe did not try it (only the Responses API has it)."""
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        """(provider, model, endpoint): what makes an entry one of a kind in the file."""
-        return (self.provider, self.model, self.endpoint)
+    def key(self) -> tuple[str, str, str, ApiFamily]:
+        """(provider, model, endpoint, api): what makes an entry one of a kind in the file."""
+        return (self.provider, self.model, self.endpoint, self.api)
 
     def fresh(self, now: datetime) -> bool:
         """True while ``now`` (timezone-aware) is before ``expires_at``."""
@@ -136,6 +145,7 @@ def _user_cache_dir(env: Mapping[str, str], platform: str) -> Path:
 def entry_to_data(entry: Entry) -> dict[str, Any]:
     """The entry as plain data, in the file's field order (rates sorted by name)."""
     data = {field.name: getattr(entry, field.name) for field in fields(Entry)}
+    data["api"] = entry.api.value  # safe_dump writes plain strings only
     data["rates"] = {name: float(rate) for name, rate in sorted(entry.rates.items())}
     data["repairs_seen"] = list(entry.repairs_seen)
     data["refused_keywords"] = list(entry.refused_keywords)
@@ -192,9 +202,9 @@ class CapabilityFile:
                 hint="Choose another file with --cache.",
             )
 
-    def get(self, provider: str, model: str, endpoint: str) -> Entry | None:
-        """The entry for this provider, model and endpoint, or None."""
-        key = (provider, model, endpoint)
+    def get(self, provider: str, model: str, endpoint: str, api: ApiFamily) -> Entry | None:
+        """The entry for this provider, model, endpoint and API family, or None."""
+        key = (provider, model, endpoint, api)
         return next((e for e in self.entries() if e.key == key), None)
 
     def put(self, entry: Entry) -> None:
@@ -210,12 +220,16 @@ class CapabilityFile:
         self._update(lambda old: [*(e for e in old if e.key != entry.key), entry])
 
     def remove(
-        self, provider: str | None = None, model: str | None = None, endpoint: str | None = None
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        endpoint: str | None = None,
+        api: ApiFamily | None = None,
     ) -> int:
         """Remove the entries matching every name given (all when none is); how many went."""
 
         def keep(e: Entry) -> bool:
-            wanted = (provider, model, endpoint)
+            wanted = (provider, model, endpoint, api)
             return not all(w is None or w == have for w, have in zip(wanted, e.key, strict=True))
 
         if not self._target().exists():
@@ -317,10 +331,11 @@ def _parse(name: str, raw: bytes) -> list[Entry]:
         return []  # an empty file (made by `touch`, say) holds nothing to lose
     data = _yaml(name, text)
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if type(version) is int and version != SCHEMA_VERSION:
+    if type(version) is int and version not in READS:
         raise CacheError(
             f"{name}:{locate(text, ['schema_version'])}: $.schema_version: "
-            f"version {version} is not one this conchcheck reads (it reads {SCHEMA_VERSION}).",
+            f"version {version} is not one this conchcheck reads (it reads "
+            f"{' and '.join(map(str, READS))}).",
             hint=f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
         )
     error = best_match(_validator().iter_errors(data))
@@ -378,6 +393,9 @@ def _entry(data: Mapping[str, Any]) -> Entry:
     values["leaked_as_text"] = tuple(data.get("leaked_as_text", ()))
     strict = data.get("strict_mode")
     values["strict_mode"] = None if strict is None else {k: tuple(v) for k, v in strict.items()}
+    # A version 1 entry names no API (see the module).
+    old = ApiFamily.RESPONSES if strict is not None else default_api(data["provider"])
+    values["api"] = ApiFamily(data["api"]) if "api" in data else old
     return Entry(**values)
 
 

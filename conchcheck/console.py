@@ -353,12 +353,13 @@ def show_outcome(outcome: ProbeOutcome) -> None:
 
 def show_fleet(outcome: FleetOutcome) -> None:
     """A many-target run: a row a target (its exit code, verdict, folder), then the index."""
-    table = Table("target", "exit", "dialect", "mode", "folder")
+    table = Table("target", "api", "exit", "dialect", "mode", "folder")
     for done in outcome.targets:
         result = done.outcome.result
         verdict = result.verdict if result is not None else None
         table.add_row(
             _text(done.entry.target.label),
+            done.entry.target.provider.api.value,
             str(done.outcome.exit_code),
             _text(verdict.dialect.dialect or "none") if verdict else "-",
             verdict.mode.value if verdict else "-",
@@ -367,14 +368,15 @@ def show_fleet(outcome: FleetOutcome) -> None:
     out.print(table)
     for done in outcome.targets:
         if done.outcome.exit_code != ExitCode.DONE:
-            out.print(f"{_text(done.entry.target.label)}: {_text(done.outcome.message)}")
+            named = f"{done.entry.target.label} ({done.entry.target.provider.api})"
+            out.print(f"{_text(named)}: {_text(done.outcome.message)}")
     shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
     out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)
 
 
 def show_cached(entry: Entry) -> None:
     """A fresh capability entry used instead of a probe."""
-    name = f"{entry.provider}:{entry.model}"
+    name = f"{entry.provider}:{entry.model} ({entry.api.value})"
     out.print(
         _text(
             f"Cached: {name} — dialect {entry.dialect or 'none'}, mode {entry.mode}; "
@@ -386,12 +388,15 @@ def show_cached(entry: Entry) -> None:
 
 def show_entries(entries: list[Entry]) -> None:
     """The capability file's entries as a table."""
-    table = Table("provider", "model", "endpoint", "dialect", "mode", "native", "words", "expires")
+    table = Table(
+        "provider", "model", "endpoint", "api", "dialect", "mode", "native", "words", "expires"
+    )
     for e in entries:
         table.add_row(
             _text(e.provider),
             _text(e.model),
             _text(e.endpoint),
+            e.api.value,
             _text(e.dialect or "none"),
             _text(e.mode),
             f"{e.rates.get('native', 0):.0%}",

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conchcheck.redaction import forget_held
+from tests.emulators.one_server import ThreeApis, probe_each_api
 from tests.emulators.server import EmulatorServer, Handler
 
 _real_connect = socket.socket.connect
@@ -78,3 +79,17 @@ def serve() -> Iterator[Callable[[Handler], EmulatorServer]]:
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def three_apis(tmp_path_factory: pytest.TempPathFactory) -> ThreeApis:
+    """One server's chat, Responses and Messages APIs, each probed once for the session
+    (the guards above held throughout); the server is down afterwards."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", _loopback_only)
+        root = tmp_path_factory.mktemp("three-apis")
+        patch.setenv("CONCHCHECK_CACHE", str(root / "unused.yaml"))
+        for name in list(os.environ):
+            if name.endswith(("_API_KEY", "_PROXY", "_proxy")):
+                patch.delenv(name)
+        return probe_each_api(root)

@@ -29,6 +29,7 @@ from conchcheck.capabilities import (
     render,
     timestamp,
 )
+from conchcheck.wire.providers import ApiFamily
 
 ROOT = Path(__file__).parent.parent
 SCHEMA = json.loads((ROOT / "conchcheck/jsonschemas/capabilities.schema.json").read_text())
@@ -37,6 +38,7 @@ ENTRY = Entry(
     provider="openrouter",
     model="qwen/qwen3-8b",
     endpoint="https://openrouter.ai/api/v1",
+    api=ApiFamily.OPENAI,
     dialect="permissive",
     mode="native",
     rates={"words_clean": 0.4, "words": 0.4, "native_clean": 0.6, "native": 0.8},
@@ -54,11 +56,12 @@ ENTRY = Entry(
 
 GOLDEN = """\
 # conchcheck capability file: written by `conchcheck probe`, read by apps and CI.
-schema_version: 1
+schema_version: 2
 entries:
   - provider: openrouter
     model: qwen/qwen3-8b
     endpoint: https://openrouter.ai/api/v1
+    api: openai
     dialect: permissive
     mode: native
     rates:
@@ -106,8 +109,9 @@ def test_round_trip(cache: CapabilityFile) -> None:
     for e in [ENTRY, *others]:
         cache.put(e)
     assert cache.get(*ENTRY.key) == ENTRY
-    assert cache.get("openrouter", "a/b", ENTRY.endpoint) == others[0]
-    assert cache.get("openrouter", "a/b", "https://elsewhere/v1") is None
+    assert cache.get("openrouter", "a/b", ENTRY.endpoint, ApiFamily.OPENAI) == others[0]
+    assert cache.get("openrouter", "a/b", "https://elsewhere/v1", ApiFamily.OPENAI) is None
+    assert cache.get("openrouter", "a/b", ENTRY.endpoint, ApiFamily.RESPONSES) is None
     assert sorted(cache.entries(), key=lambda e: e.key) == sorted(
         [ENTRY, *others], key=lambda e: e.key
     )
@@ -121,18 +125,21 @@ def test_replace_by_key(cache: CapabilityFile) -> None:
     assert cache.entries() == [newer]
 
 
-def test_sorted_by_provider_model_endpoint(cache: CapabilityFile) -> None:
+def test_sorted_by_provider_model_endpoint_api(cache: CapabilityFile) -> None:
     keys = [
-        ("openrouter", "z/z", "https://b/v1"),
-        ("ollama", "qwen3", "http://localhost:11434"),
-        ("openrouter", "a/a", "https://b/v1"),
-        ("openrouter", "a/a", "https://a/v1"),
+        ("openrouter", "z/z", "https://b/v1", ApiFamily.OPENAI),
+        ("ollama", "qwen3", "http://localhost:11434", ApiFamily.OLLAMA),
+        ("openrouter", "a/a", "https://b/v1", ApiFamily.RESPONSES),
+        ("openrouter", "a/a", "https://b/v1", ApiFamily.OPENAI),
+        ("openrouter", "a/a", "https://a/v1", ApiFamily.OPENAI),
     ]
-    for provider, model, endpoint in keys:
-        cache.put(entry(provider=provider, model=model, endpoint=endpoint))
+    for provider, model, endpoint, api in keys:
+        cache.put(entry(provider=provider, model=model, endpoint=endpoint, api=api))
     assert [e.key for e in cache.entries()] == sorted(keys)
     written = yaml.safe_load(cache.path.read_text())["entries"]
-    assert [(e["provider"], e["model"], e["endpoint"]) for e in written] == sorted(keys)
+    assert [(e["provider"], e["model"], e["endpoint"], e["api"]) for e in written] == [
+        (p, m, e, a.value) for p, m, e, a in sorted(keys)
+    ]
 
 
 def test_values_that_look_like_other_types_stay_text(cache: CapabilityFile) -> None:
@@ -353,7 +360,7 @@ CORRUPT = [
     ),
     pytest.param(
         GOLDEN.replace("mode: native", "mode: sometimes").encode(),
-        "{p}:8: $.entries[0].mode: 'sometimes' is not one of ['native', 'words', 'none'].",
+        "{p}:9: $.entries[0].mode: 'sometimes' is not one of ['native', 'words', 'none'].",
         CORRUPT_HINT,
         id="bad-mode",
     ),
@@ -370,32 +377,45 @@ CORRUPT = [
         id="missing-field",
     ),
     pytest.param(
+        GOLDEN.replace("    api: openai\n", "").encode(),
+        "{p}:4: $.entries[0]: 'api' is a required property.",
+        CORRUPT_HINT,
+        id="version-2-entry-without-its-api",
+    ),
+    pytest.param(
+        GOLDEN.replace("api: openai", "api: chat").encode(),
+        "{p}:7: $.entries[0].api: 'chat' is not one of ['openai', 'responses', 'anthropic', "
+        "'ollama', 'gemini'].",
+        CORRUPT_HINT,
+        id="unknown-api",
+    ),
+    pytest.param(
         GOLDEN.replace("native: 0.8", "native: 1.5").encode(),
-        "{p}:10: $.entries[0].rates.native: 1.5 is greater than the maximum of 1.",
+        "{p}:11: $.entries[0].rates.native: 1.5 is greater than the maximum of 1.",
         CORRUPT_HINT,
         id="rate-above-one",
     ),
     pytest.param(
         GOLDEN.replace("'2026-11-25T10:00:00Z'", "2026-11-25T10:00:00Z").encode(),
-        f"{{p}}:24: $.entries[0].probed_at: {BAD_DATE_TYPE}.",
+        f"{{p}}:25: $.entries[0].probed_at: {BAD_DATE_TYPE}.",
         CORRUPT_HINT,
         id="unquoted-date",
     ),
     pytest.param(
         GOLDEN.replace("2026-12-02T", "2026-13-02T").encode(),
-        "{p}:25: $.entries[0].expires_at: '2026-13-02T10:00:00Z' is not a real date.",
+        "{p}:26: $.entries[0].expires_at: '2026-13-02T10:00:00Z' is not a real date.",
         CORRUPT_HINT,
         id="impossible-date",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 1", "schema_version: one").encode(),
-        "{p}:2: $.schema_version: 1 was expected.",
+        GOLDEN.replace("schema_version: 2", "schema_version: one").encode(),
+        "{p}:2: $.schema_version: 'one' is not one of [1, 2].",
         CORRUPT_HINT,
         id="version-not-a-number",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 1", "schema_version: 2").encode(),
-        "{p}:2: $.schema_version: version 2 is not one this conchcheck reads (it reads 1).",
+        GOLDEN.replace("schema_version: 2", "schema_version: 3").encode(),
+        "{p}:2: $.schema_version: version 3 is not one this conchcheck reads (it reads 1 and 2).",
         f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
         id="unknown-version",
     ),
@@ -519,7 +539,9 @@ def objects(node: Any, path: str = "$") -> list[tuple[str, dict[str, Any]]]:
 
 def test_schema_is_valid_and_closed_everywhere() -> None:
     Draft202012Validator.check_schema(SCHEMA)
-    found = objects(SCHEMA)
+    # if/then adds a rule to objects defined elsewhere (version 2 requires api); it is no
+    # object of its own.
+    found = objects({k: v for k, v in SCHEMA.items() if k not in ("if", "then")})
     assert [path for path, _ in found] == [
         "$",
         "$.$defs.entry",
@@ -535,8 +557,11 @@ def test_schema_matches_the_entry_fields() -> None:
     names = [field.name for field in dataclasses.fields(Entry)]
     assert list(SCHEMA["$defs"]["entry"]["properties"]) == names
     # leaked_as_text and strict_mode came later: files written before them still read.
-    later = {"leaked_as_text", "strict_mode"}
+    # api came with version 2, which requires it of every entry.
+    later = {"leaked_as_text", "strict_mode", "api"}
     assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n not in later]
+    assert SCHEMA["then"] == {"properties": {"entries": {"items": {"required": ["api"]}}}}
+    assert SCHEMA["$defs"]["entry"]["properties"]["api"]["enum"] == [a.value for a in ApiFamily]
 
 
 def test_an_entry_written_before_leaks_were_recorded_reads_as_none_leaked() -> None:
@@ -578,6 +603,58 @@ def test_a_broken_strict_mode_names_its_field(value: Any, message: str) -> None:
     with pytest.raises(CacheError) as caught:
         entry_from_data(data)
     assert message in str(caught.value) and "strict_mode" in str(caught.value)
+
+
+def _version_1(entries: list[Entry]) -> str:
+    """The file as conchcheck wrote it before entries named their API."""
+    lines = render(entries).replace("schema_version: 2", "schema_version: 1").splitlines(True)
+    return "".join(line for line in lines if not line.startswith("    api: "))
+
+
+LLAMA = "http://127.0.0.1:8080/v1"
+OLD = [
+    ENTRY,
+    entry(provider="anthropic", model="claude-x", endpoint="https://api.anthropic.com/v1",
+          api=ApiFamily.ANTHROPIC),
+    entry(provider="llamacpp", model="local", endpoint=LLAMA, api=ApiFamily.RESPONSES,
+          strict_mode={"accepted": ("baseline",), "refused": ()}),
+    entry(provider="my-server", model="m", endpoint="http://127.0.0.1:9000/v1"),
+]  # fmt: skip
+
+
+def test_a_version_1_file_reads_each_entry_in_its_api(cache: CapabilityFile) -> None:
+    cache.path.parent.mkdir()
+    text = _version_1(OLD)
+    assert "api:" not in text and "\nschema_version: 1\nentries:\n" in text
+    cache.path.write_text(text)
+    # The provider's own API, and the Responses API where strict mode was tried (only its
+    # probe tries it); a server the registry doesn't know speaks the chat API.
+    assert [(e.provider, e.api) for e in cache.entries()] == [
+        ("anthropic", ApiFamily.ANTHROPIC),
+        ("llamacpp", ApiFamily.RESPONSES),
+        ("my-server", ApiFamily.OPENAI),
+        ("openrouter", ApiFamily.OPENAI),
+    ]
+    assert cache.entries() == sorted(OLD, key=lambda e: e.key)
+    # The chat API of the same server is another entry; the file is written as version 2.
+    chat = entry(provider="llamacpp", model="local", endpoint=LLAMA)
+    cache.put(chat)
+    assert cache.entries() == sorted([*OLD, chat], key=lambda e: e.key)
+    assert cache.path.read_text() == render([*OLD, chat])
+    assert cache.path.read_text().count("    api: ") == 5
+
+
+def test_a_second_api_of_one_server_is_put_beside_the_first(cache: CapabilityFile) -> None:
+    chat = entry(provider="llamacpp", model="local", endpoint=LLAMA)
+    messages = entry(provider="llamacpp", model="local", endpoint=LLAMA, api=ApiFamily.ANTHROPIC,
+                     mode="words")  # fmt: skip
+    cache.put(chat)
+    cache.put(messages)
+    assert cache.entries() == [messages, chat]
+    assert cache.get("llamacpp", "local", LLAMA, ApiFamily.OPENAI) == chat
+    assert cache.get("llamacpp", "local", LLAMA, ApiFamily.RESPONSES) is None
+    assert cache.remove("llamacpp", "local", api=ApiFamily.ANTHROPIC) == 1
+    assert cache.entries() == [chat]
 
 
 def test_what_is_written_validates(cache: CapabilityFile) -> None:

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conchcheck.capabilities import CapabilityFile
 from conchcheck.cli import app
 from conchcheck.matrix import load_matrix
 from conchcheck.run.fleet import worst
 from conchcheck.run.targets import TargetEntry
 from conchcheck.wire.providers import parse_target
+from tests.emulators.one_server import one_server
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
 from tests.emulators.server import EmulatorServer, Handler, Received, Response
@@ -113,6 +115,37 @@ targets:
     assert results["verdict"]["mode"] == "native"
     assert "vllm:m" in out and "wrote " + str(tmp_path / "out" / "index.json") in out
     assert len(native.received) > 0 and len(words.received) > 0
+
+
+def test_one_servers_three_apis_are_three_targets(serve: Serve, tmp_path: Path) -> None:
+    server = serve(one_server())
+    url = server.url + "/v1"
+    targets = f"""\
+targets:
+  - {{target: llamacpp:local, base_url: {url}}}
+  - {{target: llamacpp:local, base_url: {url}, api: responses}}
+  - {{target: llamacpp:local, base_url: {url}, api: anthropic}}
+"""
+    cache = tmp_path / "capabilities.yaml"
+    code, _, err = run(tmp_path, targets, "--quiet", "--matrix", str(TINY), "--cache", str(cache))
+    assert code == 0, err
+    rows = [
+        (t["target"], t["api"], t["exit_code"], t["folder"]) for t in index(tmp_path)["targets"]
+    ]
+    assert rows == [
+        ("llamacpp:local", api, 0, TargetEntry(parse_target("llamacpp:local", base_url=url,
+                                                            api=api)).folder)
+        for api in ("openai", "responses", "anthropic")
+    ]  # fmt: skip
+    assert len({row[3] for row in rows}) == 3
+    paths = [p.path for p in server.received if p.method == "POST"]
+    assert {"/v1/chat/completions", "/v1/responses", "/v1/messages"} <= set(paths)
+    written = [json.loads((tmp_path / "out" / r[3] / "results.json").read_text())["api"]
+               for r in rows]  # fmt: skip
+    assert written == ["openai", "responses", "anthropic"]
+    assert [e.api.value for e in CapabilityFile(cache).entries()] == [
+        "anthropic", "openai", "responses",
+    ]  # fmt: skip
 
 
 LIMITS = [
@@ -231,18 +264,22 @@ BAD_INPUT = [
                  "Write I/N with 1 <= I <= N, for example --shard 1/4.", id="shard-out-of-range"),
     pytest.param(["--targets", "{file}", "--base-url", "http://127.0.0.1:1/v1"],
                  "conchcheck: --base-url: not with --targets; it is an option of a single "
-                 "target's probe. Probe that target on its own, or write base_url or api_key_env"
+                 "target's probe. Probe that target on its own, or write base_url, api or api_key_env"
                  " in its entry of the targets file.",
                  id="base-url-belongs-in-the-file"),
     pytest.param(["--targets", "{file}", "--tools", "tools.json"],
                  "conchcheck: --tools: not with --targets; it is an option of a single "
-                 "target's probe. Probe that target on its own, or write base_url or api_key_env"
+                 "target's probe. Probe that target on its own, or write base_url, api or api_key_env"
                  " in its entry of the targets file.",
                  id="own-tools-are-for-one-target"),
     pytest.param(["--targets", "{bad}"],
                  "conchcheck: {bad}:3: $.targets[0].repeat: expected at most 100, got 101. "
                  "Each entry is {{target: provider:model}}, optionally with base_url, "
-                 "api_key_env, matrix and repeat.", id="bad-targets-file"),
+                 "api, api_key_env, matrix and repeat.", id="bad-targets-file"),
+    pytest.param(["--targets", "{file}", "--api", "responses"],
+                 "conchcheck: --api: not with --targets; it is an option of a single "
+                 "target's probe. Probe that target on its own, or write base_url, api or "
+                 "api_key_env in its entry of the targets file.", id="api-belongs-in-the-file"),
 ]  # fmt: skip
 
 

@@ -51,7 +51,8 @@ MAY_IMPORT = {
     "results": {"base", "core", "files", "wire"},
     "probe": {"base", "core", "wire", "matrix", "results"},
     "report": {"base", "core", "files", "results"},
-    "capabilities": {"base", "files"},
+    # An entry's API family, and the provider's own for an entry that doesn't name it.
+    "capabilities": {"base", "files", "wire"},
     "gate": {"base", "core", "files", "results"},
     "run": {
         "base",

@@ -97,7 +97,11 @@ def test_every_command_gives_json_and_nothing_else(tmp_path: Path) -> None:
     assert seen["cache path"] == {"path": str(tmp_path / "capabilities.yaml")}
     assert [e["mode"] for e in seen["cache list"]] == ["words"]
     assert seen["cache show"]["model"] == "qwen2.5-coder-0.5b"
-    assert seen["cache clear"] == {"target": "llamacpp:qwen2.5-coder-0.5b", "removed": 1}
+    assert seen["cache clear"] == {
+        "target": "llamacpp:qwen2.5-coder-0.5b",
+        "api": None,
+        "removed": 1,
+    }
     assert seen["matrix validate"]["valid"] is True and seen["matrix show"]["name"] == "default"
     assert any(p["name"] == "openrouter" for p in seen["providers"])
 

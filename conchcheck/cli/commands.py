@@ -186,17 +186,21 @@ def cache_list(cache: CacheOption = None, as_json: JsonOption = False) -> None:
 def cache_show(
     target: Annotated[str, typer.Argument(help="provider:model")],
     base_url: Annotated[str | None, typer.Option()] = None,
+    api: Annotated[
+        str | None, typer.Option(help="The entry's API family [default: the provider's own].")
+    ] = None,
     cache: CacheOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout (it always is).")] = False,
 ) -> None:
-    """Show one target's entry as it is in the file."""
+    """Show one target's entry (at --base-url, in --api) as it is in the file."""
     from conchcheck import console
     from conchcheck.wire.providers import parse_target
 
-    parsed = parse_target(target, base_url=base_url)
-    entry = _cache_file(cache).get(parsed.provider.name, parsed.model, parsed.base_url)
+    parsed = parse_target(target, base_url=base_url, api=api)
+    found = (parsed.provider.name, parsed.model, parsed.base_url, parsed.provider.api)
+    entry = _cache_file(cache).get(*found)
     if entry is None:
-        console.complain(f"No entry for {target} at {parsed.base_url}.")
+        console.complain(f"No entry for {target} at {parsed.base_url} ({parsed.provider.api}).")
         raise typer.Exit(ExitCode.FAILED)
     console.emit_json(entry)
 
@@ -206,11 +210,14 @@ def cache_clear(
     target: Annotated[
         str | None, typer.Argument(help="provider:model; all entries when omitted")
     ] = None,
+    api: Annotated[
+        str | None, typer.Option(help="Only the entries of this API family; all when omitted.")
+    ] = None,
     cache: CacheOption = None,
     force: Annotated[bool, typer.Option("--force", help="Also delete a corrupt file.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove a target's entries, or the whole file."""
+    """Remove a target's entries (of every API, or --api's), or the whole file."""
     from conchcheck import console
     from conchcheck.wire.providers import parse_target
 
@@ -220,8 +227,10 @@ def cache_clear(
         done: dict[str, object] = {"cleared": str(file.path)}
         said = f"Cleared {file.path}."
     else:
-        parsed = parse_target(target)
-        count = file.remove(parsed.provider.name, parsed.model)
-        done = {"target": target, "removed": count}
-        said = f"Removed {count} entr{'y' if count == 1 else 'ies'} for {target}."
+        parsed = parse_target(target, api=api)
+        family = parsed.provider.api if api is not None else None
+        count = file.remove(parsed.provider.name, parsed.model, api=family)
+        done = {"target": target, "api": api, "removed": count}
+        shown = target if api is None else f"{target} ({api})"
+        said = f"Removed {count} entr{'y' if count == 1 else 'ies'} for {shown}."
     console.emit_json(done) if as_json else console.say(said)

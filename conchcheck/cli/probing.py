@@ -230,7 +230,7 @@ def _one_or_many(
     if given:
         raise InputError(
             f"{given[0]}: not with --targets; it is an option of a single target's probe.",
-            hint="Probe that target on its own, or write base_url or api_key_env in its"
+            hint="Probe that target on its own, or write base_url, api or api_key_env in its"
             " entry of the targets file.",
         )
 

@@ -1,4 +1,5 @@
-"""Runs against a baseline: what got worse and what got better, target by target.
+"""Runs against a baseline: what got worse and what got better, target by target (a target
+in each API it was probed in).
 
 Worse is a mode lower in native > words > none, a dialect less permissive, a rate that fell
 by more than the tolerance, a schema case accepted before and not now, a prompt that passed
@@ -22,25 +23,25 @@ def compare(
 ) -> tuple[BaselineChange, ...]:
     """Every change from ``baseline`` to ``runs``, in the order of ``runs``, then the targets
     the baseline had and the runs don't."""
-    before = {run.target: run for run in baseline}
+    before = {run.key: run for run in baseline}
     changes: list[BaselineChange] = []
     for run in runs:
-        old = before.get(run.target)
+        old = before.get(run.key)
         if old is None:
-            changes.append(BaselineChange(run.target, "target", "absent", "probed", BETTER))
+            changes.append(BaselineChange(run.name, "target", "absent", "probed", BETTER))
         else:
             changes.extend(_changes(old, run, tolerance))
-    now = {run.target for run in runs}
+    now = {run.key for run in runs}
     changes.extend(
-        BaselineChange(old.target, "target", "probed", "absent", WORSE)
+        BaselineChange(old.name, "target", "probed", "absent", WORSE)
         for old in baseline
-        if old.target not in now
+        if old.key not in now
     )
     return tuple(changes)
 
 
 def _changes(old: Run, new: Run, tolerance: float) -> Iterator[BaselineChange]:
-    target = new.target
+    target = new.name
     ranked = _ranked(old.mode, new.mode, MODES)
     if ranked is not None:
         yield BaselineChange(target, "mode", str(old.mode), str(new.mode), ranked)

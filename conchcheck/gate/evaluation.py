@@ -28,7 +28,8 @@ def evaluate(expectations: Expectations, runs: Sequence[Run]) -> tuple[Check, ..
 
 
 def _checks(run: Run, section: Section) -> Iterator[Check]:
-    target = run.target
+    # A target's section holds for each API it was probed in; the check names the run.
+    target = run.name
     if section.mode is not None:
         yield Check(
             target, "mode", _any(section.mode), run.mode or run.no_verdict, run.mode in section.mode
@@ -65,10 +66,10 @@ def _passes(run: Run, prompt: str) -> Check:
         mode = CellMode(run.mode)
     else:
         got = f"mode {run.mode}" if run.mode else run.no_verdict
-        return Check(run.target, "passes", "passes in the verdict's mode", got, False, written)
+        return Check(run.name, "passes", "passes in the verdict's mode", got, False, written)
     status = run.prompt_status(mode, bare)
     return Check(
-        run.target, "passes", f"passes in {mode.value}", status.got, status.passed is True, written
+        run.name, "passes", f"passes in {mode.value}", status.got, status.passed is True, written
     )
 
 

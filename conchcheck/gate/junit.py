@@ -24,16 +24,16 @@ def render(result: GateResult) -> str:
     root = ET.Element("testsuites", name="conchcheck check")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for run in result.runs:
-        suite = _suite(root, run.target)
-        for check in (c for c in result.checks if c.target == run.target):
+        suite = _suite(root, run.name)
+        for check in (c for c in result.checks if c.target == run.name):
             _check(suite, check)
-        for change in (c for c in result.regressions if c.target == run.target):
+        for change in (c for c in result.regressions if c.target == run.name):
             case = _case(suite, f"baseline {change.what}", "baseline")
-            _fail(case, f"{change.what}: {change.before} -> {change.after}", run.target)
+            _fail(case, f"{change.what}: {change.before} -> {change.after}", run.name)
         _cells(suite, run)
         _count(suite, totals)
     # Targets named by the expectations or the baseline that no results cover.
-    known = {run.target for run in result.runs}
+    known = {run.name for run in result.runs}
     named = [c.target for c in result.unmet] + [c.target for c in result.regressions]
     missing = [target for target in named if target not in known]
     for target in dict.fromkeys(missing):

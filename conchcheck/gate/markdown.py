@@ -29,12 +29,12 @@ def render(result: GateResult) -> str:
         ("target", "mode", "dialect", "native rate", "words rate", "expectations"),
         [
             (
-                run.target,
+                run.name,
                 run.mode or run.no_verdict,
                 run.dialect or "-",
                 _rate(run.rates.get("native.rate")),
                 _rate(run.rates.get("words.rate")),
-                _met(result, run.target),
+                _met(result, run.name),
             )
             for run in result.runs
         ],

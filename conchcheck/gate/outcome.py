@@ -18,6 +18,7 @@ class Check:
     """One expectation of one target: what was wanted, what the results show, and if it holds."""
 
     target: str
+    """The run's name: ``provider:model``, with `` (api)`` when several APIs were given."""
     expectation: str
     """The key as written in the expectations file: ``mode``, ``native.rate``, ``accepted``."""
     wanted: str
@@ -44,6 +45,7 @@ class BaselineChange:
     """One thing that differs from the baseline, by more than the tolerance for a rate."""
 
     target: str
+    """The run's name, as in ``Check.target``."""
     what: str
     """``mode``, ``dialect``, ``native.rate``, ``case ref-defs``, ``prompt native/remember``."""
     before: str
@@ -101,6 +103,8 @@ def to_data(result: GateResult) -> dict[str, Any]:
         "targets": [
             {
                 "target": run.target,
+                "api": run.api,
+                "name": run.name,
                 "source": run.source,
                 "mode": run.mode,
                 "dialect": run.dialect,

@@ -7,7 +7,7 @@ can't read the same results two ways.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conchcheck.core.dialects import Dialect
@@ -38,6 +38,9 @@ class Run:
     """What one ``results.json`` says, in the terms a gate compares."""
 
     target: str
+    """``provider:model``: what an expectations file's section names."""
+    api: str
+    """The API family spoken: one target's several APIs are several runs."""
     source: str
     matrix_digest: str
     mode: Mode | None
@@ -48,6 +51,15 @@ class Run:
     cells: tuple[Cell, ...]
     unusable: str | None = None
     stopped: str | None = None
+    name: str = ""
+    """How the gate names the run: the target, with `` (api)`` when results of another API
+    of the same target were given too."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(target, api): what a run is, and what meets its baseline. The endpoint is left
+        out, so a baseline probed on another port (a local server's) still meets it."""
+        return (self.target, self.api)
 
     @property
     def no_verdict(self) -> str:
@@ -116,6 +128,7 @@ def read_run(path: Path) -> Run:
             rates[f"{name}.clean_rate"] = mode_rates.clean_rate
     return Run(
         target=result.target,
+        api=result.api.value,
         source=str(path),
         matrix_digest=result.matrix_digest,
         mode=mode,
@@ -124,27 +137,36 @@ def read_run(path: Path) -> Run:
         cells=result.cells,
         unusable=result.unusable,
         stopped=result.stopped,
+        name=result.target,
     )
 
 
 def load_runs(sources: Iterable[Path | str]) -> tuple[Run, ...]:
     """Every run in ``sources``: ``results.json`` files, or folders searched for them.
 
-    Two results for one target are refused: which of them a gate should believe is unclear.
+    Two results for one target in one API are refused: which of them a gate should believe
+    is unclear. One target's several APIs are several runs, each named with its API.
     """
     runs: list[Run] = []
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}
     for source in sources:
         for path in _files(Path(source)):
             run = read_run(path)
-            if run.target in seen:
+            if run.key in seen:
                 raise InputError(
-                    f"{path}: results for {run.target} again (also in {seen[run.target]}).",
-                    hint="Give each target's results once.",
+                    f"{path}: results for {run.target} ({run.api}) again (also in "
+                    f"{seen[run.key]}).",
+                    hint="Give each target's results once in each API.",
                 )
-            seen[run.target] = str(path)
+            seen[run.key] = str(path)
             runs.append(run)
-    return tuple(runs)
+    apis: dict[str, set[str]] = {}
+    for run in runs:
+        apis.setdefault(run.target, set()).add(run.api)
+    return tuple(
+        run if len(apis[run.target]) == 1 else replace(run, name=f"{run.target} ({run.api})")
+        for run in runs
+    )
 
 
 def _files(source: Path) -> list[Path]:

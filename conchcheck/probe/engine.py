@@ -284,6 +284,7 @@ class Probe:
             self.target.provider.name,
             self.target.model,
             self.target.base_url,
+            self.target.provider.api,
             self.target.dialect,
             self.matrix.name,
             self.matrix.digest,

@@ -73,6 +73,8 @@ def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False)
                 Code(result.model),
                 " · endpoint ",
                 Code(result.endpoint),
+                " · API ",
+                Code(result.api.value),
                 " · family ",
                 Code(result.family_dialect.value),
                 " · matrix ",

@@ -36,8 +36,9 @@ from conchcheck.results.result import ProbeResult, RunInfo
 from conchcheck.results.verdict import Verdict
 from conchcheck.results.versions import upgrade
 from conchcheck.wire.catalogue import ModelInfo
+from conchcheck.wire.providers import ApiFamily
 
-READS = (1, 2)
+READS = (1, 2, 3)
 """The versions of the file this conchcheck reads."""
 HINT = "results.json follows conchcheck/jsonschemas/results.schema.json; write it with --out."
 
@@ -49,7 +50,7 @@ def read_results(path: Path | str) -> ProbeResult:
     if type(version) is int and version not in READS:
         raise InputError(
             f"{name}:{locate(text, ['schema_version'])}: $.schema_version: version {version} "
-            f"is not one this conchcheck reads (it reads {' and '.join(map(str, READS))}).",
+            f"is not one this conchcheck reads (it reads {_listed(READS)}).",
             hint="A newer conchcheck may have written it: upgrade, or probe again without "
             "--resume.",
         )
@@ -60,6 +61,12 @@ def read_results(path: Path | str) -> ProbeResult:
     return result_of(upgrade(data))
 
 
+def _listed(versions: tuple[int, ...]) -> str:
+    """``1, 2 and 3``."""
+    *rest, last = map(str, versions)
+    return f"{', '.join(rest)} and {last}" if rest else last
+
+
 def result_of(data: dict[str, Any]) -> ProbeResult:
     """A ``ProbeResult`` from a document already checked and upgraded."""
     budget = data["budget"]
@@ -68,6 +75,7 @@ def result_of(data: dict[str, Any]) -> ProbeResult:
         provider=data["provider"],
         model=data["model"],
         endpoint=data["endpoint"],
+        api=ApiFamily(data["api"]),
         family_dialect=Dialect(data["family"]),
         matrix=data["matrix"]["name"],
         matrix_digest=data["matrix"]["digest"],

@@ -9,6 +9,7 @@ from conchcheck.core.usertools import OwnTool
 from conchcheck.results.cells import Cell
 from conchcheck.results.verdict import Verdict
 from conchcheck.wire.catalogue import ModelInfo
+from conchcheck.wire.providers import ApiFamily
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,10 @@ class ProbeResult:
     provider: str
     model: str
     endpoint: str
+    """The base URL probed."""
+    api: ApiFamily
+    """The API family spoken there: with provider, model and endpoint, what the result is
+    of (one server often speaks several APIs at one base URL)."""
     family_dialect: Dialect
     """The dialect of the provider's family, tried first (written as ``family``)."""
     matrix: str

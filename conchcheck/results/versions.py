@@ -2,20 +2,62 @@
 
 Version 1 (conchcheck before the engine's rebuild, December 2026) nests a reply's usage,
 writes a catalogue cell's request as ``"GET <url>"``, names a call's problem ``error`` and
-may leave out keys the current writer always writes. This module, and nothing else,
-knows that.
+may leave out keys the current writer always writes.
+
+Versions 1 and 2 don't name the API family the probe spoke (``api``, version 3). It is
+read from the requests the file holds: the first POST whose URL is the endpoint followed by
+one family's chat path (the paths the adapters post to: ``/chat/completions`` in
+``wire/openai.py``, ``/responses``, ``/messages``, ``/api/chat``, and
+``/models/<model>:generateContent`` or ``:streamGenerateContent`` in ``wire/gemini.py``).
+A file with no such request (a target unusable before its first chat request) was probed
+in its provider's own family (``providers.default_api``): ``--api`` changes nothing a
+file records before a chat request, so nothing in it can say otherwise.
+
+This module, and nothing else, knows all that.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from conchcheck.wire.providers import ApiFamily, default_api
+
+_CHAT_PATHS = (
+    (re.compile(r"/chat/completions"), ApiFamily.OPENAI),
+    (re.compile(r"/responses"), ApiFamily.RESPONSES),
+    (re.compile(r"/messages"), ApiFamily.ANTHROPIC),
+    (re.compile(r"/api/chat"), ApiFamily.OLLAMA),
+    (re.compile(r"/models/[^/?#]+:(?:generateContent|streamGenerateContent\?alt=sse)"),
+     ApiFamily.GEMINI),
+)  # fmt: skip
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` of any version this conchcheck reads, in the shape version 2 writes."""
-    if data.get("schema_version") != 1:
-        return data
-    return {**data, "cells": [_cell(item) for item in data["cells"]]}
+    """``data`` of any version this conchcheck reads, in the shape version 3 writes."""
+    version = data.get("schema_version")
+    if version == 1:
+        data = {**data, "cells": [_cell(item) for item in data["cells"]]}
+    if version in (1, 2):
+        data = {**data, "api": api_of(data).value}
+    return data
+
+
+def api_of(data: dict[str, Any]) -> ApiFamily:
+    """The API family of a version 1 or 2 file (cells already upgraded): see the module."""
+    endpoint = str(data["endpoint"])
+    for cell in data["cells"]:
+        request = cell.get("request") or {}
+        url = request.get("url")
+        if request.get("method") != "POST" or not isinstance(url, str):
+            continue
+        if not url.startswith(endpoint):
+            continue
+        path = url[len(endpoint) :]
+        for pattern, api in _CHAT_PATHS:
+            if pattern.fullmatch(path):
+                return api
+    return default_api(str(data["provider"]))
 
 
 def _cell(item: dict[str, Any]) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from conchcheck.results.facts import (
 from conchcheck.results.plain import to_plain
 from conchcheck.results.result import ProbeResult, RunInfo
 
-SCHEMA_VERSION = 2
-"""Written; ``results.reader`` also reads version 1 (before typed evidence)."""
+SCHEMA_VERSION = 3
+"""Written; ``results.reader`` also reads versions 1 (before typed evidence) and 2 (before
+a result named its API family)."""
 
 
 def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def to_data(result: ProbeResult, info: RunInfo) -> dict[str, Any]:
         "provider": result.provider,
         "model": result.model,
         "endpoint": result.endpoint,
+        "api": result.api.value,
         "family": result.family_dialect.value,
         "matrix": {"name": result.matrix, "digest": result.matrix_digest},
         **own,

@@ -47,7 +47,7 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     elif spec.record is not None:
         recorder = RecordingTransport(transport, spec.options.policy.max_body)
         transport = recorder
-    prior = prior_cells(spec.resume_from) if spec.resume_from is not None else ()
+    prior = prior_cells(spec.resume_from, target) if spec.resume_from is not None else ()
     out_dir = spec.out_dir if spec.out_dir is not None else default_out_dir(target)
     _check_places(spec, out_dir)
     if spec.writes_entry:
@@ -70,12 +70,22 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     )
 
 
-def prior_cells(path: Path) -> tuple[Cell, ...]:
-    """The cells of the ``results.json`` a probe resumes from; ``InputError`` where it is wrong.
+def prior_cells(path: Path, target: Target) -> tuple[Cell, ...]:
+    """The cells of the ``results.json`` a probe of ``target`` resumes from; ``InputError``
+    where it is wrong, or of another target or API (a chat probe's cells say nothing of the
+    same server's Messages API). The base URL may differ: a local server's port moves.
 
     The one place the run reads a results file.
     """
-    return read_results(path).cells
+    result = read_results(path)
+    if (result.target, result.api) != (target.label, target.provider.api):
+        raise InputError(
+            f"--resume: {path} holds the results of {result.target} in the {result.api} API, "
+            f"not of {target.label} in the {target.provider.api} API.",
+            hint="Resume with the target and --api it was probed with, or probe again "
+            "without --resume.",
+        )
+    return result.cells
 
 
 def default_out_dir(target: Target) -> Path:
@@ -141,5 +151,9 @@ def _key(
 
 
 def _fresh_entry(capabilities: CapabilityFile, target: Target) -> Entry | None:
-    entry = capabilities.get(target.provider.name, target.model, target.base_url)
+    # The API family is part of the key: one server's chat entry never answers for its
+    # Messages or Responses API, whose tools and dialect are measured apart.
+    entry = capabilities.get(
+        target.provider.name, target.model, target.base_url, target.provider.api
+    )
     return entry if entry is not None and entry.fresh(now()) else None

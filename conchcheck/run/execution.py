@@ -169,6 +169,7 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
         provider=result.provider,
         model=result.model,
         endpoint=result.endpoint,
+        api=result.api,
         # The capability file is YAML written by safe_dump, which takes plain strings only.
         dialect=None if verdict.dialect.dialect is None else verdict.dialect.dialect.value,
         mode=verdict.mode.value,

@@ -71,6 +71,7 @@ def _probe_spec(spec: FleetSpec, out: Path, entry: TargetEntry) -> ProbeSpec:
     return ProbeSpec(
         entry.target.label,
         base_url=entry.target.base_url,
+        api_family=entry.target.provider.api.value,
         matrix=entry.matrix or spec.matrix,
         out_dir=out / entry.folder,
         formats=spec.formats,
@@ -176,6 +177,7 @@ def _unkeyed(plan: Plan) -> ProbeResult:
         provider=target.provider.name,
         model=target.model,
         endpoint=target.base_url,
+        api=target.provider.api,
         family_dialect=target.dialect,
         matrix=matrix.name,
         matrix_digest=matrix.digest,

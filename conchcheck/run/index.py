@@ -1,5 +1,5 @@
-"""The outcome of a many-target run and its ``index.json``: each target, its folder, exit
-code, verdict, matrix and shard, with the run's worst exit code.
+"""The outcome of a many-target run and its ``index.json``: each target (and the API it
+spoke), its folder, exit code, verdict, matrix and shard, with the run's worst exit code.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def _entry(done: TargetOutcome, count: int | None) -> dict[str, Any]:
     return {
         "target": entry.target.label,
         "endpoint": entry.target.base_url,
+        "api": entry.target.provider.api.value,
         "folder": done.folder.name,
         "exit_code": int(done.outcome.exit_code),
         "message": done.outcome.message,

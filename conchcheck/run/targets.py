@@ -1,10 +1,10 @@
 """The targets file of ``conchcheck probe --targets``, and the shard each target falls in.
 
-A targets file lists targets (``provider:model`` with an optional base URL, key variable,
-matrix and repeat) and the limits each provider shares across its targets. It is checked by
-``jsonschemas/targets.schema.json`` and then for what a schema can't say (targets that parse,
-no target twice, limits only for providers a target uses); each problem is
-``file:line: $.path: message``.
+A targets file lists targets (``provider:model`` with an optional base URL, API family, key
+variable, matrix and repeat) and the limits each provider shares across its targets. It is
+checked by ``jsonschemas/targets.schema.json`` and then for what a schema can't say (targets
+that parse, no target twice in one API, limits only for providers a target uses); each
+problem is ``file:line: $.path: message``.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from conchcheck.errors import InputError
 from conchcheck.files import read_text
 from conchcheck.matrix import builtin_matrices
 from conchcheck.matrix.document import DocumentChecker
-from conchcheck.wire.providers import Target, parse_target
+from conchcheck.wire.providers import ApiFamily, Target, default_api, parse_target
 
+_APIS = frozenset(api.value for api in ApiFamily)
 SHOWN_PROBLEMS = 5
 """Problems named in the one line of a ``TargetsError``; the rest are counted."""
 ENTRY_HINT = (
-    "Each entry is {target: provider:model}, optionally with base_url, api_key_env, matrix"
-    " and repeat."
+    "Each entry is {target: provider:model}, optionally with base_url, api, api_key_env,"
+    " matrix and repeat."
 )
 
 
@@ -54,15 +55,27 @@ class TargetEntry:
 
     @property
     def identity(self) -> str:
-        """``provider:model@base_url``: what the target is, wherever it sits in the file."""
-        return f"{self.target.label}@{self.target.base_url}"
+        """``provider:model@base_url``, and `` (api)`` when it speaks an API other than its
+        provider's own: what the target is, wherever it sits in the file.
+
+        A target in its provider's own API reads as it did before targets named one, so it
+        keeps its shard and its folder.
+        """
+        plain = f"{self.target.label}@{self.target.base_url}"
+        return plain if self._own_api else f"{plain} ({self.target.provider.api})"
 
     @property
     def folder(self) -> str:
-        """The name of its results folder: the label made a file name, and a short hash of
-        the identity, so two endpoints of one model don't share a folder."""
+        """The name of its results folder: the label made a file name (with the API when it
+        isn't the provider's own), and a short hash of the identity, so two endpoints of one
+        model don't share a folder."""
         label = re.sub(r"[^A-Za-z0-9._-]+", "_", self.target.label)
-        return f"{label}-{_digest(self.identity)[:8]}"
+        api = "" if self._own_api else f"-{self.target.provider.api}"
+        return f"{label}{api}-{_digest(self.identity)[:8]}"
+
+    @property
+    def _own_api(self) -> bool:
+        return self.target.provider.api is default_api(self.target.provider.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +140,13 @@ class _TargetsChecker(DocumentChecker):
             if not isinstance(item, dict) or not isinstance(item.get("target"), str):
                 parsed = False
                 continue
-            base_url = item.get("base_url")
+            base_url, api = item.get("base_url"), item.get("api")
             try:
                 target = parse_target(
-                    item["target"], base_url=base_url if isinstance(base_url, str) else None
+                    item["target"],
+                    base_url=base_url if isinstance(base_url, str) else None,
+                    # An unknown API is the schema's problem, named once.
+                    api=api if isinstance(api, str) and api in _APIS else None,
                 )
             except InputError as exc:
                 self.add(where, str(exc).rstrip("."))

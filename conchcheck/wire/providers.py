@@ -232,7 +232,7 @@ def parse_target(text: str, *, base_url: str | None = None, api: str | None = No
                 hint="It names the server in reports and the capability file.",
             )
         provider = Provider(
-            name, ApiFamily.OPENAI, base_url, None, Dialect.PERMISSIVE, Catalogue.NONE
+            name, default_api(name), base_url, None, Dialect.PERMISSIVE, Catalogue.NONE
         )
     if api is not None and api != provider.api:
         try:
@@ -242,6 +242,13 @@ def parse_target(text: str, *, base_url: str | None = None, api: str | None = No
             raise InputError(f"Unknown API {api!r}.", hint=f"Use one of: {names}.") from None
         provider = replace(provider, api=api_family)
     return Target(provider, model, check_url(base_url or provider.base_url))
+
+
+def default_api(provider: str) -> ApiFamily:
+    """The API family ``provider`` speaks when no ``--api`` is given: its registry entry's,
+    and ``openai`` for a server the registry doesn't know (any OpenAI-compatible one)."""
+    known = PROVIDERS.get(provider)
+    return known.api if known is not None else ApiFamily.OPENAI
 
 
 _PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

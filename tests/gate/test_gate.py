@@ -403,5 +403,6 @@ def test_folders_are_searched_and_a_target_twice_is_refused(tmp_path):
         check([tmp_path], baseline=[tmp_path])
     assert (
         str(caught.value)
-        == f"{tmp_path}/b/results.json: results for {TARGET} again (also in {tmp_path}/a/results.json)."
+        == f"{tmp_path}/b/results.json: results for {TARGET} (openai) again (also in "
+        f"{tmp_path}/a/results.json)."
     )

@@ -33,6 +33,7 @@ from conchcheck.verdict import decide
 from conchcheck.wire.catalogue import ModelInfo
 from conchcheck.wire.chat import Finding, Finish, ToolCall
 from conchcheck.wire.exchange import WireErrorKind
+from conchcheck.wire.providers import ApiFamily
 from tests.conftest import _loopback_only
 from tests.emulators.server import EmulatorServer
 from tests.report.compatibility.conftest import PROFILES
@@ -258,6 +259,7 @@ def build_result(**changes: Any) -> ProbeResult:
         "provider": "openrouter",
         "model": MODEL,
         "endpoint": URL,
+        "api": ApiFamily.OPENAI,
         "family_dialect": Dialect.GEMINI,
         "matrix": "default",
         "matrix_digest": "sha256:" + "0123456789abcdef" * 4,

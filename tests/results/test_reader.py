@@ -26,6 +26,7 @@ from conchcheck.results import (
     StreamFacts,
 )
 from conchcheck.results.reader import read_results
+from conchcheck.wire.providers import ApiFamily
 from tests.report.conftest import build_result
 
 LIVE = Path(__file__).parent.parent / "data" / "live"
@@ -111,9 +112,9 @@ def test_read_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     with pytest.raises(InputError) as caught:
         read_results(path)
     line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 914
+    assert line == 915
     assert str(caught.value) == (
-        f"{path}:914: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
+        f"{path}:915: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'leaked', 'unwanted_call', "
         "'cut_off', 'refused', 'error', 'skipped']."
     )
@@ -129,11 +130,12 @@ def test_read_results_missing_field(tmp_path: Path):
 
 def test_read_results_newer_version(tmp_path: Path):
     path = tmp_path / "results.json"
-    path.write_text('{\n  "cells": [],\n  "schema_version": 3\n}\n', encoding="utf-8")
+    path.write_text('{\n  "cells": [],\n  "schema_version": 4\n}\n', encoding="utf-8")
     with pytest.raises(InputError) as caught:
         read_results(path)
     assert str(caught.value) == (
-        f"{path}:3: $.schema_version: version 3 is not one this conchcheck reads (it reads 1 and 2)."
+        f"{path}:3: $.schema_version: version 4 is not one this conchcheck reads (it reads 1, 2 "
+        "and 3)."
     )
 
 
@@ -142,3 +144,24 @@ def test_read_results_not_json(tmp_path: Path):
     path.write_text('{\n  "cells": [,]\n}\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"results\.json:2: not JSON"):
         read_results(path)
+
+
+@pytest.mark.parametrize(
+    "name", ["gemma3", "smollm2-hermes", "smollm2-own", "qwen-coder"],
+    ids=["v1-gemma3", "v1-smollm2-hermes", "v1-smollm2-own", "v2-qwen-coder"],
+)  # fmt: skip
+def test_older_files_read_the_api_their_requests_went_to(name: str):
+    # Each was a llama-server probe through its chat API (tests/data/live/README.md).
+    result = read_results(LIVE / f"{name}.results.json")
+    assert result.api is ApiFamily.OPENAI
+    assert any(c.request is not None and c.request.url == f"{result.endpoint}/chat/completions"
+               for c in result.cells)  # fmt: skip
+
+
+def test_version_3_must_name_its_api(tmp_path: Path):
+    text = _written(build_result(), tmp_path).read_text(encoding="utf-8")
+    assert '\n  "api": "openai",\n' in text and '"schema_version": 3' in text
+    (tmp_path / "results.json").write_text(text.replace('  "api": "openai",\n', ""))
+    with pytest.raises(InputError) as caught:
+        read_results(tmp_path / "results.json")
+    assert str(caught.value) == f"{tmp_path / 'results.json'}:1: $: 'api' is a required property."

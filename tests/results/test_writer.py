@@ -27,7 +27,7 @@ from conchcheck.results.writer import facts_data, to_data
 def test_json_fits_its_schema(result: ProbeResult, info: RunInfo):
     data = json.loads(render(result, ReportFormat.JSON, info))
     assert list(validator().iter_errors(data)) == []
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["verdict"]["native"]["rate"] == 0.5
     assert data["cells"][0]["label"] == "pass"
 

@@ -15,6 +15,7 @@ from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.run import ExitCode, ProbeSpec, build, execute
 from conchcheck.run.recording import REPLAY_KEY
 from conchcheck.wire.keys import CredentialsError
+from conchcheck.wire.providers import ApiFamily
 from tests.run.emulated import NOTHING_SENT
 
 URL = "http://127.0.0.1:9/v1"
@@ -173,6 +174,7 @@ def fresh_entry(endpoint: str) -> Entry:
         provider="openrouter",
         model="qwen/qwen3-8b",
         endpoint=endpoint,
+        api=ApiFamily.OPENAI,
         dialect="gemini",
         mode="native",
         rates={"native": 1.0, "native_clean": 1.0, "words": 1.0, "words_clean": 1.0},
@@ -204,3 +206,50 @@ def test_a_fresh_entry_answers_without_a_key_or_a_request(tmp_path: Path) -> Non
         ExitCode.DONE,
     )
     assert outcome.message == "Dialect gemini, mode native, from the capability file."
+
+
+@pytest.mark.parametrize(
+    ("api", "answers"),
+    [(None, True), ("openai", True), ("responses", False), ("anthropic", False)],
+    ids=["own-api", "own-api-named", "responses-api-is-another-endpoint",
+         "messages-api-is-another-endpoint"],
+)  # fmt: skip
+def test_only_the_entry_of_the_api_probed_answers(
+    tmp_path: Path, api: str | None, answers: bool
+) -> None:
+    caps = tmp_path / "caps.yaml"
+    spec = ProbeSpec(
+        "openrouter:qwen/qwen3-8b", api_family=api, capability_file=caps, reuse_cached=True
+    )
+    entry = fresh_entry("https://openrouter.ai/api/v1")
+    CapabilityFile(caps).put(entry)
+    assert build(spec, NOTHING_SENT).cached == (entry if answers else None)
+
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "results.json"
+
+
+@pytest.mark.parametrize(
+    ("target", "api", "wanted"),
+    [
+        ("openrouter:qwen/qwen3-8b", None, None),
+        ("openrouter:qwen/qwen3-8b", "responses", "openrouter:qwen/qwen3-8b in the responses API"),
+        ("openrouter:other", None, "openrouter:other in the openai API"),
+    ],
+    ids=["same-target-and-api", "another-api-of-the-server", "another-model"],
+)  # fmt: skip
+def test_resume_takes_only_results_of_the_same_target_and_api(
+    tmp_path: Path, target: str, api: str | None, wanted: str | None
+) -> None:
+    spec = ProbeSpec(
+        target, api_family=api, resume_from=GOLDEN, capability_file=tmp_path / "caps.yaml"
+    )
+    if wanted is None:
+        assert len(build(spec, NOTHING_SENT).prior) == 25
+        return
+    with pytest.raises(InputError) as caught:
+        build(spec, NOTHING_SENT)
+    assert str(caught.value) == (
+        f"--resume: {GOLDEN} holds the results of openrouter:qwen/qwen3-8b in the openai API, "
+        f"not of {wanted}."
+    )

@@ -56,6 +56,31 @@ targets:
     assert [e.folder for e in loaded.entries][1] == "vllm_m-" + shard_hex(loaded.entries[1])
 
 
+def test_one_servers_apis_are_three_targets(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+targets:
+  - {target: llamacpp:local}
+  - {target: llamacpp:local, api: responses}
+  - {target: llamacpp:local, api: anthropic}
+""",
+    )
+    loaded = load_targets(path).entries
+    url = "http://127.0.0.1:8080/v1"
+    # The provider's own API reads as before targets named one: same shard, same folder.
+    assert [(e.identity, e.target.provider.api.value) for e in loaded] == [
+        (f"llamacpp:local@{url}", "openai"),
+        (f"llamacpp:local@{url} (responses)", "responses"),
+        (f"llamacpp:local@{url} (anthropic)", "anthropic"),
+    ]
+    assert [e.folder for e in loaded] == [
+        "llamacpp_local-" + shard_hex(loaded[0]),
+        "llamacpp_local-responses-" + shard_hex(loaded[1]),
+        "llamacpp_local-anthropic-" + shard_hex(loaded[2]),
+    ]
+
+
 def shard_hex(entry: TargetEntry) -> str:
     import hashlib
 
@@ -74,8 +99,8 @@ BAD = [
     pytest.param(
         "targets:\n  - model: x\n",
         ["2: $.targets[0]: missing 'target'",
-         "2: $.targets[0].model: unknown key; expected one of target, base_url, api_key_env, "
-         "matrix, repeat"],
+         "2: $.targets[0].model: unknown key; expected one of target, base_url, api, "
+         "api_key_env, matrix, repeat"],
         id="unknown-key-and-missing-target",
     ),
     pytest.param(
@@ -90,6 +115,18 @@ BAD = [
         ["3: $.targets[1].target: vllm:m@http://127.0.0.1:8000/v1 is listed twice; also at "
          "line 2"],
         id="same-target-twice-trailing-slash-alike",
+    ),
+    pytest.param(
+        "targets:\n  - target: llamacpp:m\n  - {target: llamacpp:m, api: openai}\n",
+        ["3: $.targets[1].target: llamacpp:m@http://127.0.0.1:8080/v1 is listed twice; also at "
+         "line 2"],
+        id="the-providers-own-api-named-is-the-same-target",
+    ),
+    pytest.param(
+        "targets:\n  - {target: llamacpp:m, api: chat}\n",
+        ['2: $.targets[0].api: expected one of "openai", "responses", "anthropic", "ollama", '
+         '"gemini", got "chat"'],
+        id="unknown-api",
     ),
     pytest.param(
         "providers:\n  openruoter: {concurrency: 2}\ntargets:\n  - target: openrouter:m\n",

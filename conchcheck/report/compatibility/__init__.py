@@ -5,6 +5,7 @@ joining of CI shards. Renderers are pure; ``write_compatibility`` and ``merge`` 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,7 +43,8 @@ BADGES = "badges"
 
 
 def load_table(paths: Sequence[Path]) -> CompatTable:
-    """The table of the results files (or folders of them) at ``paths``; each target once."""
+    """The table of the results files (or folders of them) at ``paths``; each endpoint
+    (target, base URL and API) once."""
     loaded = load_all(paths)
     if not loaded:
         raise InputError("No results were given.", hint="conchcheck report RESULTS… --out DIR")
@@ -60,8 +62,10 @@ def render_compatibility(
         HTML: page.render(table, generated, version, diff),
     }
     names: set[str] = set()
+    shared = Counter(row.name for row in table.rows)
     for row in table.rows:
-        name = badge.filename(row.name)
+        # One server's APIs share a name; each badge file names its API then.
+        name = badge.filename(row.name if shared[row.name] == 1 else f"{row.name} {row.api}")
         while name in names:
             name = name.removesuffix(".svg") + "-2.svg"
         names.add(name)

@@ -1,5 +1,5 @@
-"""A badge per target for READMEs: ``tool calling | permissive · native · 91%`` as plain SVG,
-self-contained (no fonts, links or scripts), every text escaped.
+"""A badge per row (a target in one API) for READMEs: ``tool calling | permissive · native ·
+91%`` as plain SVG, self-contained (no fonts, links or scripts), every text escaped.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def render(row: Row) -> str:
     colour = COLOURS[row.marks["mode"].status]
     left, right = _width(LABEL), _width(value)
     total = left + right
-    title = escape(one_line(f"{row.name}: {LABEL} {value}"), quote=True)
+    title = escape(one_line(f"{row.shown}: {LABEL} {value}"), quote=True)
     label, text = escape(LABEL, quote=True), escape(value, quote=True)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" '

@@ -1,5 +1,5 @@
-"""What changed since a previous compatibility report: per target, the marks that got better
-or worse, and the targets that came or went.
+"""What changed since a previous compatibility report: per row (a target in one API), the
+marks that got better or worse, and the rows that came or went.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from conchcheck.report.compatibility.table import CompatTable
 
 @dataclass(frozen=True, slots=True)
 class MarkChange:
-    """One mark of one target that is not what it was."""
+    """One mark of one row that is not what it was."""
 
     target: str
+    api: str
     feature: str
     before: str
     after: str
@@ -22,7 +23,8 @@ class MarkChange:
 
 @dataclass(frozen=True, slots=True)
 class Diff:
-    """The changes against a baseline, worse first, and the targets only one side has."""
+    """The changes against a baseline, worse first, and the rows only one side has (each
+    ``name (api)``)."""
 
     changes: tuple[MarkChange, ...]
     added: tuple[str, ...]
@@ -45,13 +47,14 @@ def compare(table: CompatTable, baseline: CompatTable) -> Diff:
     A mark changed when its status or its value did; it is better when its status ranks
     higher, or the same status with a higher value (a rate that rose).
     """
-    # Rows meet by the name the table shows: the target alone unless two rows share it, so
-    # a baseline probed on another port (a local server's) still meets its row.
-    before = {row.name: row for row in baseline.rows}
-    now = {row.name: row for row in table.rows}
+    # Rows meet by the name the table shows and the API: the target alone unless two rows
+    # of one API share it, so a baseline probed on another port (a local server's) still
+    # meets its row, and one server's chat row never meets its Messages row.
+    before = {row.shown: row for row in baseline.rows}
+    now = {row.shown: row for row in table.rows}
     changes = []
     for row in table.rows:
-        old = before.get(row.name)
+        old = before.get(row.shown)
         if old is None:
             continue
         for column in table.columns:
@@ -62,8 +65,8 @@ def compare(table: CompatTable, baseline: CompatTable) -> Diff:
                 continue
             better = (mark.status.rank, mark.sort) > (was.status.rank, was.sort)
             shown = (f"{was.status.shape} {was.text}", f"{mark.status.shape} {mark.text}")
-            changes.append(MarkChange(row.name, column.title, *shown, better))
-    changes.sort(key=lambda c: (c.better, c.target))
+            changes.append(MarkChange(row.name, row.api, column.title, *shown, better))
+    changes.sort(key=lambda c: (c.better, c.target, c.api))
     added = tuple(sorted(set(now) - set(before)))
     removed = tuple(sorted(set(before) - set(now)))
     return Diff(tuple(changes), added, removed)

@@ -37,9 +37,10 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
         if not columns:
             continue
         rows = tuple(
-            (row.name, *(cell_text(row.marks.get(c.key)) for c in columns)) for row in table.rows
+            (row.name, row.api, *(cell_text(row.marks.get(c.key)) for c in columns))
+            for row in table.rows
         )
-        blocks += [Heading(3, title), Table(("target", *(c.title for c in columns)), rows)]
+        blocks += [Heading(3, title), Table(("target", "api", *(c.title for c in columns)), rows)]
     if diff is not None:
         blocks += _diff(diff)
     return to_markdown(blocks)
@@ -58,10 +59,10 @@ def _diff(diff: Diff) -> list[Block]:
         return [*blocks, Para(("No change.",))]
     for title, changes in (("Worse", diff.worse), ("Better", diff.better)):
         if changes:
-            rows = tuple((c.target, c.feature, c.before, c.after) for c in changes)
+            rows = tuple((c.target, c.api, c.feature, c.before, c.after) for c in changes)
             blocks += [
                 Para((f"{title}: {len(changes)}.",)),
-                Table(("target", "feature", "before", "after"), rows),
+                Table(("target", "api", "feature", "before", "after"), rows),
             ]
     items = [("New: ", *_codes(diff.added))] if diff.added else []
     items += [("Gone: ", *_codes(diff.removed))] if diff.removed else []

@@ -115,7 +115,9 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
         f'<option value="">any</option>{options}</select></label>'
         f'<span id="shown">{len(table.rows)} of {len(table.rows)} targets</span></div>',
         '<div class="scroll"><table id="matrix">',
-        f'<thead><tr><th scope="col"><button type="button">target</button></th>{head}</tr></thead>',
+        '<thead><tr><th scope="col"><button type="button">target</button></th>'
+        f'<th scope="col" title="endpoint"><button type="button">api</button></th>{head}'
+        "</tr></thead>",
         "<tbody>",
         *body,
         "</tbody></table></div>",
@@ -156,14 +158,17 @@ class _Pool:
 
 def _row(row: Row, table: CompatTable, pool: _Pool, marks: list[list[Any]]) -> str:
     mode = row.marks["mode"].text.split(" ")[0] if "mode" in row.marks else ""
-    cells = [f'<tr data-mode="{_e(mode)}"><th scope="row">{_e(row.name)}</th>']
+    cells = [
+        f'<tr data-mode="{_e(mode)}"><th scope="row">{_e(row.name)}</th>'
+        f'<td title="{_e(row.endpoint)}">{_e(row.api)}</td>'
+    ]
     for column in table.columns:
         mark = row.marks.get(column.key)
         if mark is None:
             cells.append('<td class="s-none" data-sort="-99">—</td>')
             continue
         index = len(marks)
-        marks.append(_mark(row.name, column.title, mark, pool))
+        marks.append(_mark(row.shown, column.title, mark, pool))
         cells.append(
             f'<td class="s-{mark.status.value}" data-sort="{mark.status.rank * 10 + mark.sort:g}">'
             f'<button type="button" data-mark="{index}" title="{mark.status.value}">'
@@ -197,12 +202,12 @@ def _diff(diff: Diff) -> list[str]:
             continue
         out.append(f'<h3 class="{tone}">{title}: {len(changes)}</h3>')
         out.append(
-            "<table><thead><tr><th>target</th><th>feature</th><th>before</th>"
+            "<table><thead><tr><th>target</th><th>api</th><th>feature</th><th>before</th>"
             "<th>after</th></tr></thead><tbody>"
         )
         out += [
-            f"<tr><td>{_e(c.target)}</td><td>{_e(c.feature)}</td><td>{_e(c.before)}</td>"
-            f"<td>{_e(c.after)}</td></tr>"
+            f"<tr><td>{_e(c.target)}</td><td>{_e(c.api)}</td><td>{_e(c.feature)}</td>"
+            f"<td>{_e(c.before)}</td><td>{_e(c.after)}</td></tr>"
             for c in changes
         ]
         out.append("</tbody></table>")

@@ -1,8 +1,9 @@
 """Finding results files in folders, and joining the folders of CI shards into one.
 
 A shard is a folder holding ``results.json`` or ``*/results.json`` (a multi-target probe also
-writes an ``index.json`` there; the results files are what counts). Joined, each target
-must come once, and every target must have been probed with the same matrix.
+writes an ``index.json`` there; the results files are what counts). Joined, each endpoint
+(target, base URL and API) must come once, and every one must have been probed with the same
+matrix.
 """
 
 from __future__ import annotations
@@ -57,14 +58,15 @@ def load_all(paths: Iterable[Path]) -> list[Loaded]:
 
 
 def refuse_duplicates(loaded: Sequence[Loaded]) -> None:
-    """InputError naming both files when a target (and endpoint) comes twice."""
-    seen: dict[tuple[str, str], Path] = {}
+    """InputError naming both files when a target comes twice at one endpoint in one API
+    (one server's several APIs are several rows)."""
+    seen: dict[tuple[str, str, str], Path] = {}
     for path, result in loaded:
         key = _key(result)
         if key in seen:
             raise InputError(
-                f"{path}: target {key[0]} at {key[1]} is also in {seen[key]}; "
-                "each target may come once.",
+                f"{path}: target {key[0]} at {key[1]} ({key[2]}) is also in {seen[key]}; "
+                "each target may come once in each API of an endpoint.",
                 hint="Remove one of the two, or give shards that split the targets.",
             )
         seen[key] = path
@@ -98,8 +100,13 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
     refuse_mixed_matrices(loaded)
     texts: dict[Path, str] = {}
     entries = []
+    apis: dict[str, set[str]] = {}
+    for _, result in loaded:
+        apis.setdefault(result.target, set()).add(result.api.value)
     for path, result in sorted(loaded, key=lambda item: _key(item[1])):
-        folder = filename(result.target).removesuffix(".svg")
+        # One server's several APIs: each folder names its API.
+        name = result.target if len(apis[result.target]) == 1 else f"{result.target} {result.api}"
+        folder = filename(name).removesuffix(".svg")
         while out / folder / RESULTS in texts:
             folder += "-2"
         # The file is copied as it was written: a merge never rewrites a shard's evidence.
@@ -108,6 +115,7 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
             {
                 "target": result.target,
                 "endpoint": result.endpoint,
+                "api": result.api.value,
                 "results": f"{folder}/{RESULTS}",
                 "from": str(path),
             }
@@ -147,5 +155,5 @@ def _shown(matrix: tuple[str, str]) -> str:
     return f"{matrix[0]} ({matrix[1]})"
 
 
-def _key(result: ProbeResult) -> tuple[str, str]:
-    return result.target, result.endpoint
+def _key(result: ProbeResult) -> tuple[str, str, str]:
+    return result.target, result.endpoint, result.api.value

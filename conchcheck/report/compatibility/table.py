@@ -1,5 +1,6 @@
-"""The compatibility table: one row a target, one column a feature, each mark a status with the
-short value shown, why, and the cells it stands on (their request, reply and reading, trimmed).
+"""The compatibility table: one row an endpoint (a target and the API it spoke there), one
+column a feature, each mark a status with the short value shown, why, and the cells it
+stands on (their request, reply and reading, trimmed).
 
 Built from the probe results ``results.reader`` reads; pure.
 """
@@ -99,10 +100,13 @@ class Column:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One target: who it is, when it was probed, and a mark for each column key."""
+    """One endpoint: the target, where and in which API it was probed, when, and a mark for
+    each column key."""
 
     target: str
     endpoint: str
+    api: str
+    """The API family spoken (``openai``, ``responses``, ``anthropic``, …): its own column."""
     matrix: str
     digest: str
     probed: str
@@ -110,7 +114,12 @@ class Row:
     marks: Mapping[str, Mark]
     name: str = ""
     """How the table shows the target: its label, with the endpoint's host when another
-    row has the same label (one model behind two servers)."""
+    row of the same API has the same label (one model behind two servers)."""
+
+    @property
+    def shown(self) -> str:
+        """``vllm:m (openai)``: the name and the API, one of a kind in the table."""
+        return f"{self.name} ({self.api})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,16 +164,18 @@ def build_table(results: Sequence[ProbeResult]) -> CompatTable:
         cases.update((c.case, None) for c in result.cells if c.stage is Stage.DIALECT)
     columns = (*FEATURES, *(Column(f"case:{case}", case, "schema cases") for case in cases))
     rows = [_row(result, tuple(cases)) for result in results]
-    rows.sort(key=lambda r: (r.target, r.endpoint))
+    # A server's APIs side by side.
+    rows.sort(key=lambda r: (r.target, r.endpoint, r.api))
     return CompatTable(columns, tuple(_named(rows)))
 
 
 def _named(rows: list[Row]) -> list[Row]:
     """Each row named by its target, with the endpoint's host (or, failing that, the
-    endpoint) beside it where two rows would otherwise read the same."""
+    endpoint) beside it where two rows would otherwise read the same: the same target in
+    the same API (the API column tells one server's APIs apart)."""
     for shown in (lambda r: r.target, _with_host, lambda r: f"{r.target} ({r.endpoint})"):
         names = [shown(row) for row in rows]
-        if len(set(names)) == len(names):
+        if len({(name, row.api) for name, row in zip(names, rows, strict=True)}) == len(rows):
             break
     return [replace(row, name=name) for row, name in zip(rows, names, strict=True)]
 
@@ -210,6 +221,7 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
     return Row(
         target=result.target,
         endpoint=result.endpoint,
+        api=result.api.value,
         matrix=result.matrix,
         digest=result.matrix_digest,
         probed=run.finished_at if run else "",

@@ -19,15 +19,15 @@ from conchcheck.report.compatibility import load_table, render_compatibility
 
 ROOT = Path(__file__).parents[3]
 FEATURES = """\
-| target | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| gemini-openai:gemini-x | ■ gemini | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
-| openrouter:m | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 11 |
-| vllm:m | ■ permissive | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
+| target | api | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| gemini-openai:gemini-x | openai | ■ gemini | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
+| openrouter:m | openai | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 11 |
+| vllm:m | openai | ■ permissive | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
 """
 BADGE = """\
-<svg xmlns="http://www.w3.org/2000/svg" width="286" height="20" role="img" aria-label="vllm:m: tool calling permissive · native · 100%">
-<title>vllm:m: tool calling permissive · native · 100%</title>
+<svg xmlns="http://www.w3.org/2000/svg" width="286" height="20" role="img" aria-label="vllm:m (openai): tool calling permissive · native · 100%">
+<title>vllm:m (openai): tool calling permissive · native · 100%</title>
 <rect width="94" height="20" fill="#555"/>
 <rect x="94" width="192" height="20" fill="#2e7d32"/>
 <g fill="#fff" font-family="DejaVu Sans,Verdana,Geneva,sans-serif" font-size="11">
@@ -71,8 +71,8 @@ def test_markdown_table_of_three_real_probes(probed: dict[str, Path]) -> None:
         " Made 2026-12-03T10:00:00Z by conchcheck 0.1.0. Legend: ■ pass · ▲ partial · × fail"
         " · ○ none.\n\n### Features\n\n" + FEATURES + "\n### Dialect per schema case\n"
     )
-    assert "| openrouter:m | ▲ limit: tools | ▲ limit: tools |" in text
-    assert "| vllm:m | ■ permissive | ■ permissive |" in text
+    assert "| openrouter:m | openai | ▲ limit: tools | ▲ limit: tools |" in text
+    assert "| vllm:m | openai | ■ permissive | ■ permissive |" in text
 
 
 def test_badge_is_exact_svg(probed: dict[str, Path]) -> None:
@@ -100,22 +100,25 @@ def test_baseline_diff_names_what_got_worse_and_better(
     text = render(new, baseline=old)["compatibility.md"]
     changes = text.split("### Changes since the baseline\n\n")[1]
     worse, better = changes.split("Better: ")
-    head = "\n\n| target | feature | before | after |\n|---|---|---|---|\n"
+    head = "\n\n| target | api | feature | before | after |\n|---|---|---|---|---|\n"
     # The swap is symmetric: what vllm:m lost, gemini-x gained, the invalid case the other way.
     assert worse.startswith(
-        "Worse: 37." + head + "| gemini-x | dangling-ref | ■ refused (invalid) "
+        "Worse: 37." + head + "| gemini-x | openai | dangling-ref | ■ refused (invalid) "
         "| ▲ accepted (invalid) |\n"
     )
     assert (
-        "| vllm:m | dialect | ■ permissive | × none |\n| vllm:m | mode | ■ native | ▲ words |\n"
-        "| vllm:m | native | ■ 11/11 100% | × 0/11 0% |\n" in worse
+        "| vllm:m | openai | dialect | ■ permissive | × none |\n"
+        "| vllm:m | openai | mode | ■ native | ▲ words |\n"
+        "| vllm:m | openai | native | ■ 11/11 100% | × 0/11 0% |\n" in worse
     )
     assert better.startswith(
-        "37." + head + "| gemini-x | dialect | × none | ■ permissive |\n"
-        "| gemini-x | mode | ▲ words | ■ native |\n"
+        "37." + head + "| gemini-x | openai | dialect | × none | ■ permissive |\n"
+        "| gemini-x | openai | mode | ▲ words | ■ native |\n"
     )
-    assert "| vllm:m | dangling-ref | ▲ accepted (invalid) | ■ refused (invalid) |" in better
-    assert changes.endswith("- New: `new:m`\n- Gone: `openrouter:m`\n")
+    assert (
+        "| vllm:m | openai | dangling-ref | ▲ accepted (invalid) | ■ refused (invalid) |" in better
+    )
+    assert changes.endswith("- New: `new:m (openai)`\n- Gone: `openrouter:m (openai)`\n")
 
 
 @pytest.mark.parametrize(
@@ -171,8 +174,8 @@ def test_merge_joins_shards(probed: dict[str, Path], tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("second", "wanted"),
     [
-        pytest.param({}, "target vllm:m at {url} is also in {first}; each target may come once.",
-                     id="the-same-target-in-two-shards"),
+        pytest.param({}, "target vllm:m at {url} (openai) is also in {first}; each target may "
+                     "come once in each API of an endpoint.", id="the-same-target-in-two-shards"),
         pytest.param({"target": "vllm:other", "digest": "sha256:" + "ab" * 32},
                      "matrix default (sha256:" + "ab" * 32 + ") differs from default "
                      "({digest}) in {first}; shards must be probed with the same matrix.",
@@ -240,6 +243,6 @@ def test_hostile_text_stays_text(probed: dict[str, Path], tmp_path: Path) -> Non
     svg = ET.fromstring(texts[svg_name])
     title = svg.find("{http://www.w3.org/2000/svg}title")
     assert title is not None and title.text == (
-        "</script><img src=x onerror=\"document.title='pwned'\">\\x1b[31m\\u202eevil: "
+        "</script><img src=x onerror=\"document.title='pwned'\">\\x1b[31m\\u202eevil (openai): "
         "tool calling permissive · native · 100%"
     )

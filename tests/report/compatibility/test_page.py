@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conchcheck.report.compatibility import write_compatibility
 from tests.browser.chromium import browser
+from tests.emulators.one_server import APIS, ThreeApis
 from tests.report.compatibility.test_compatibility import HOSTILE, edited
 
 ROWS = (
@@ -50,11 +51,11 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
                       "m.value = 'words'; m.dispatchEvent(new Event('change'))}")  # fmt: skip
         assert page.evaluate(ROWS) == ["openrouter:m"]
         # A mark's details: openrouter's "native" mark, with a refused request as evidence.
-        page.evaluate("document.querySelector('tbody tr:not([hidden]) td:nth-of-type(3) button')"
+        page.evaluate("document.querySelector('tbody tr:not([hidden]) td:nth-of-type(4) button')"
                       ".click()")  # fmt: skip
         assert page.evaluate("document.getElementById('details').open") is True
         details = page.evaluate("document.getElementById('details-body').innerText")
-        assert details.startswith("openrouter:m — native\n")
+        assert details.startswith("openrouter:m (openai) — native\n")
         assert "× fail: 0/11 0%" in details and "Request\nPOST http://127.0.0.1:" in details, (
             details
         )
@@ -67,8 +68,40 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
         # The hostile row's reply, opened: text, never markup.
         page.evaluate("{const m = document.getElementById('mode'); m.value = '';"
                       "m.dispatchEvent(new Event('change'));"
-                      "document.querySelector('tbody tr td:nth-of-type(3) button').click()}")  # fmt: skip
+                      "document.querySelector('tbody tr td:nth-of-type(4) button').click()}")  # fmt: skip
         assert page.evaluate("document.images.length") == 0
         assert page.evaluate("document.title") == "conchcheck compatibility"
         assert page.errors() == []
     assert (out / "compatibility.html").read_text().count("<script") == 2
+
+
+APIS_SHOWN = (
+    "Array.from(document.querySelectorAll('tbody tr')).filter(r => !r.hidden)"
+    ".map(r => r.cells[1].textContent)"
+)
+
+
+def test_one_servers_three_apis_in_chromium(three_apis: ThreeApis, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    write_compatibility([three_apis.results[api] for api in APIS], out,
+                        generated="2026-12-03T10:00:00Z", version="0.1.0")  # fmt: skip
+    with browser() as page:
+        page.open((out / "compatibility.html").as_uri())
+        assert page.evaluate(ROWS) == ["llamacpp:local"] * 3
+        assert page.evaluate(APIS_SHOWN) == ["anthropic", "openai", "responses"]
+        api = "Array.from(document.querySelectorAll('thead th')).find(t => t.textContent === 'api')"
+        page.evaluate(f"{api}.querySelector('button').click()")
+        page.evaluate(f"{api}.querySelector('button').click()")
+        assert page.evaluate(f"{api}.getAttribute('aria-sort')") == "descending"
+        assert page.evaluate(APIS_SHOWN) == ["responses", "openai", "anthropic"]
+        page.evaluate("{const f = document.getElementById('filter'); f.value = 'Responses';"
+                      "f.dispatchEvent(new Event('input'))}")  # fmt: skip
+        assert page.evaluate(APIS_SHOWN) == ["responses"]
+        assert page.evaluate("document.getElementById('shown').textContent") == "1 of 3 targets"
+        # Its native mark's evidence is a request to the Responses API of that server.
+        page.evaluate("document.querySelector('tbody tr:not([hidden]) td:nth-of-type(4) button')"
+                      ".click()")  # fmt: skip
+        details = page.evaluate("document.getElementById('details-body').innerText")
+        assert details.startswith("llamacpp:local (responses) — native\n"), details
+        assert f"Request\nPOST {three_apis.url}/responses\n" in details, details
+        assert page.errors() == []
