@@ -17,7 +17,7 @@ from conchcheck.core.excerpt import excerpt
 from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
-from conchcheck.core.tools import Tool
+from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
@@ -146,6 +146,12 @@ def judge_native(
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
         leak = LeakFacts(family.value, len(leaked), fix)
+    ignored = _forcing_ignored(
+        prompt, [c.name for c in reply.tool_calls] or [c.name for c in leaked]
+    )
+    if ignored is not None:
+        detail = f"{ignored} {detail}"
+        findings = (*findings, Finding("forced_choice_ignored", ignored))
     markers = bool(leaked) or any(f.code == "call_markers_in_text" for f in reply.findings)
     facts = NativeFacts(len(reply.tool_calls), markers, leak)
     return exchange_cell(
@@ -161,6 +167,20 @@ def judge_native(
         findings=findings,
         facts=facts,
         **common,
+    )
+
+
+def _forcing_ignored(prompt: Prompt, called: Sequence[str | None]) -> str | None:
+    """The sentence that says a named ``tool_choice`` was ignored: the reply called tools, and
+    none of them the forced one (the prompt asks for another, so only forcing picks it)."""
+    choice = prompt.tool_choice
+    names = [n for n in called if n]
+    if choice.mode is not ChoiceMode.TOOL or not names or choice.name in names:
+        return None
+    shown = ", ".join(dict.fromkeys(names))
+    return (
+        f"tool_choice forced {choice.name}, but the model called {shown}: the endpoint "
+        "ignored the forced choice."
     )
 
 
