@@ -131,6 +131,7 @@ def judge_native(
         family = family_of(leaked[0])
         fix = server_fix(family, server)
         reading = _words_reading(leaked, reply.text, 0, "")
+        passes = False
         if prompt.expect.no_call:
             # Any call, read or not, is one the prompt didn't need.
             outcome = Outcome.UNWANTED_CALL
@@ -139,13 +140,14 @@ def judge_native(
             wanted = [(c.name, c.arguments) for c in leaked if c.ok and c.name]
             errors = [c.error for c in leaked if c.error]
             judged, _ = _outcome(prompt, wanted, errors, (), False)
+            passes = judged is Outcome.PASS
             names = ", ".join(dict.fromkeys(c.name or "?" for c in leaked))
             outcome = Outcome.LEAKED
             detail = f"Native calls to {names} leaked as text; read from it they would be "
             detail += f"{judged.value}; "
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
-        leak = LeakFacts(family.value, len(leaked), fix)
+        leak = LeakFacts(family.value, len(leaked), fix, passes)
     ignored = _forcing_ignored(
         prompt, [c.name for c in reply.tool_calls] or [c.name for c in leaked]
     )
