@@ -3,7 +3,14 @@ first; strict mode called ignored where it took what it must refuse; escaped cal
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
+
+from conchcheck import read_results
+from conchcheck.cli import app
 
 from conchcheck.core.leaks import Family, Server, server_fix
 from conchcheck.core.strictness import strict_breaks
@@ -22,6 +29,11 @@ from conchcheck.results import (
 from conchcheck.verdict import decide
 from conchcheck.wire.adapter import marker_findings
 from conchcheck.wire.chat import Finding
+from tests.emulators.model import Answer, Asked
+from tests.emulators.openai_api import OpenAIEmulator
+from tests.emulators.server import EmulatorServer, Handler
+
+Serve = Callable[[Handler], EmulatorServer]
 
 FIX = server_fix(Family.PLAIN_JSON, Server.LLAMACPP)
 FROM_TEXT = (
@@ -187,3 +199,30 @@ def test_escaped_openers_are_a_verdict_finding() -> None:
     ]  # fmt: skip
     (finding,) = [f for f in decide(cells, family="permissive").findings if "escaped" in f]
     assert finding.startswith("2 replies held an HTML-escaped call opener (&lt;tool_call&gt;)")
+
+
+def test_an_escaped_call_is_a_no_call_that_says_why(serve: Serve, tmp_path: Path) -> None:
+    """Over loopback: a server that renders its prompt HTML-escaped (llama-cpp-python 0.3.36's
+    chatml-function-calling handler) gets calls written back escaped, in words and natively."""
+
+    def escaped(asked: Asked) -> Answer:
+        name = asked.tools[0]["name"] if asked.tools else "get_weather"
+        return Answer(
+            text=f'&lt;tool_call&gt;{{"name": "{name}", "arguments": {{}}}}&lt;/tool_call&gt;'
+        )
+
+    server = serve(OpenAIEmulator(escaped))
+    out = tmp_path / "out"
+    args = ["probe", "vllm:m", "--base-url", server.url + "/v1", "--out", str(out), "--quiet"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    probed = read_results(out / "results.json")
+    cell = next(c for c in probed.cells if c.id == "words/weather-enum/1")
+    assert cell.outcome is Outcome.NO_CALL
+    assert cell.detail == (
+        "expected get_weather; got no call; the text holds &lt;tool_call&gt;: the prompt was "
+        "rendered HTML-escaped, so the model wrote its call escaped"
+    )
+    assert probed.verdict is not None
+    (finding,) = [f for f in probed.verdict.findings if "HTML-escaped" in f]
+    assert finding.startswith("22 replies held an HTML-escaped call opener")

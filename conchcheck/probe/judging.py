@@ -121,6 +121,7 @@ def judge_native(
     ]
     repairs = _unique(x.value for _, r in read if r is not None for x in r.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    detail = _escaped_note(outcome, detail, reply)
     reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
     findings = reply.findings
     leaked = () if reply.tool_calls or not reply.text.strip() else _leaked(reply, tools)
@@ -172,6 +173,14 @@ def judge_native(
     )
 
 
+def _escaped_note(outcome: Outcome, detail: str, reply: Reply) -> str:
+    """A reply without a call whose text holds an escaped opener says why no call was read."""
+    escaped = [f for f in reply.findings if f.code == "html_escaped_call_markers"]
+    if outcome is not Outcome.NO_CALL or not escaped:
+        return detail
+    return f"{detail}; {escaped[0].detail}, so the model wrote its call escaped"
+
+
 def _forcing_ignored(prompt: Prompt, called: Sequence[str | None]) -> str | None:
     """The sentence that says a named ``tool_choice`` was ignored: the reply called tools, and
     none of them the forced one (the prompt asks for another, so only forcing picks it)."""
@@ -209,6 +218,7 @@ def judge_words(
     failed = [c.error for c in reading.calls if c.error]
     repairs = _unique(x.value for c in reading.calls for x in c.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    detail = _escaped_note(outcome, detail, reply)
     evidence = _words_reading(reading.calls, reading.text, reading.fake_responses, level)
     # The calls a round trip answers: the ones read with a name, as the client would run them.
     calls = tuple(
