@@ -71,7 +71,7 @@ def render(work: Path) -> dict[str, str]:
     """Every file of the published report, by its path under docs/compatibility/."""
     results = [replayed(item, work) for item in PUBLISHED]
     texts = render_compatibility(build_table(results), generated=GENERATED, version=__version__)
-    return {name: text for name, text in sorted(texts.items())}
+    return dict(sorted(texts.items()))
 
 
 def main(argv: list[str]) -> int:

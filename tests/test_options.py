@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from conchcheck import read_results
 from conchcheck.cli import app
-
 from conchcheck.core.leaks import Family, Server, server_fix
 from conchcheck.core.strictness import strict_breaks
 from conchcheck.core.trials import AsWritten
