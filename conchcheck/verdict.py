@@ -17,8 +17,10 @@ from conchcheck.results import (
     Leak,
     Mode,
     NativeFacts,
+    Option,
     Outcome,
     Rates,
+    Route,
     Stage,
     StrictMode,
     Verdict,
@@ -171,9 +173,11 @@ def decide(
     invalid_cases: Iterable[str] = (),
     tools_declared: bool | None = None,
     valid_cases: Iterable[str] | None = None,
+    strict_breakers: Iterable[str] = (),
 ) -> Verdict:
     """The whole verdict from a probe's cells (``valid_cases``: every valid case of the
-    matrix, so a case that never got an answer still counts as not carried)."""
+    matrix, so a case that never got an answer still counts as not carried;
+    ``strict_breakers``: the valid cases whose schema strict mode must refuse)."""
     invalid_cases = tuple(invalid_cases)
     dialect = decide_dialect(cells, family, invalid_cases, valid_cases)
     native, words = rates(cells, Stage.NATIVE), rates(cells, Stage.WORDS)
@@ -210,7 +214,7 @@ def decide(
             f"No schema refusal ruled out the more permissive {unsettled} dialect (it was not "
             "tried, or its requests failed): the verdict stands on the dialects settled."
         )
-    strict, said = _strict_mode(cells, bad)
+    strict, said = _strict_mode(cells, bad, set(strict_breakers))
     findings += said
     leaks = _leaks(cells)
     for leak in leaks:
@@ -219,12 +223,24 @@ def decide(
             f"Native calls leaked as text in {count} cell{'s' * (count != 1)} "
             f"({leak.family} format): {leak.fix}"
         )
+    escaped = _escaped_openers(cells)
+    if escaped:
+        findings.append(
+            f"{len(escaped)} repl{'ies' if len(escaped) != 1 else 'y'} held an HTML-escaped call "
+            "opener (&lt;tool_call&gt;): the server rendered the prompt with HTML escaping, so "
+            "the model copied the escaped form, which no parser reads (llama-cpp-python's "
+            "chatml-function-calling handler renders its Jinja template with autoescape on)."
+        )
     for rates_, name in ((native, "native"), (words, "words")):
         if rates_.failed:
             findings.append(
                 f"{rates_.failed} {name} prompt{'s' * (rates_.failed != 1)} got no usable "
                 "reply and are left out of the rates."
             )
+    options = _options(native, words, cells, leaks)
+    if options:
+        best = options[0]
+        reason += f" Best measured: {best.route.phrase}, {best.share}."
     return Verdict(
         dialect,
         mode,
@@ -238,7 +254,68 @@ def decide(
         tuple(findings),
         leaks,
         strict,
+        options,
     )
+
+
+def _options(
+    native: Rates, words: Rates, cells: Sequence[Cell], leaks: Sequence[Leak]
+) -> tuple[Option, ...]:
+    """The routes an app can take, each with what the probe measured, best first.
+
+    Reading calls from the text counts the native passes plus the leaked replies whose calls,
+    read from the text, pass. A server fix would return those same calls natively, so its
+    rate is that count as an upper bound: the probe never ran the fixed server.
+    """
+    found: list[Option] = []
+    if native.total:
+        found.append(
+            Option(Route.NATIVE, native.passed, native.total, "Pass the tools natively as is.")
+        )
+    if native.total and leaks:
+        read = native.passed + sum(
+            isinstance(c.facts, NativeFacts)
+            and c.facts.leak is not None
+            and c.facts.leak.read_passes is True
+            for c in cells
+            if c.stage is Stage.NATIVE and c.outcome is Outcome.LEAKED
+        )
+        # The fix of the format most cells leaked in: the one that moves the most replies.
+        fix = max(leaks, key=lambda leak: len(leak.cells)).fix
+        found.append(Option(Route.NATIVE_AFTER_FIX, read, native.total, fix, bound=True))
+        found.append(
+            Option(
+                Route.FROM_TEXT,
+                read,
+                native.total,
+                "Pass the tools natively and, when a reply has no calls, read them from its "
+                "text as a tolerant client does (conchcheck.read_calls).",
+            )
+        )
+    if words.total:
+        found.append(
+            Option(
+                Route.WORDS,
+                words.passed,
+                words.total,
+                "List the tools in the system prompt and read the calls from the reply text "
+                "(conchcheck.render_tools, conchcheck.read_calls).",
+            )
+        )
+    order = list(Route)
+    # Best rate first; on a tie the simpler route (native as is, before any fix or reader).
+    return tuple(sorted(found, key=lambda o: (-o.rate, order.index(o.route))))
+
+
+def _escaped_openers(cells: Sequence[Cell]) -> list[str]:
+    """The prompt cells whose reply held an HTML-escaped call opener."""
+    return [
+        c.id
+        for c in cells
+        if c.stage in (Stage.NATIVE, Stage.WORDS)
+        and c.reply is not None
+        and any(f.code == "html_escaped_call_markers" for f in c.reply.findings)
+    ]
 
 
 def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
@@ -255,9 +332,11 @@ def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
     )
 
 
-def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> tuple[StrictMode | None, list[str]]:
+def _strict_mode(
+    cells: Sequence[Cell], bad: set[str], breakers: set[str]
+) -> tuple[StrictMode | None, list[str]]:
     """What ``strict: true`` did to the valid schema cases (Responses API only), and the
-    finding that says so."""
+    finding that says so: a case strict mode must refuse that was taken shows it ignored."""
     tried = [
         c
         for c in cells
@@ -270,6 +349,16 @@ def _strict_mode(cells: Sequence[Cell], bad: set[str]) -> tuple[StrictMode | Non
         tuple(sorted(c.case for c in tried if c.outcome is Outcome.REFUSED)),
     )
     answered = len(tried) - sum(c.outcome is Outcome.ERROR for c in tried)
+    ignored = [case for case in trial.accepted if case in breakers]
+    if ignored:
+        shown = ", ".join(ignored[:5]) + (
+            f" and {len(ignored) - 5} more" if len(ignored) > 5 else ""
+        )
+        return trial, [
+            f"Strict mode (strict: true) is ignored: the endpoint took {len(ignored)} schema "
+            f"case{'s' * (len(ignored) != 1)} that strict mode must refuse ({shown}: an open "
+            "object or an optional property), so its calls are not held to the schema."
+        ]
     if not trial.refused:
         return trial, [
             f"Strict mode (strict: true) took all {answered} schema cases it was asked about."

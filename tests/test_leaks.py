@@ -61,8 +61,28 @@ def test_an_unknown_server_gets_every_engines_fix() -> None:
         assert part in fix, part
 
 
-def test_plain_json_names_no_server_flag() -> None:
-    assert "no server parser reads" in server_fix(Family.PLAIN_JSON, Server.VLLM)
+PLAIN_JSON_FIXES = [
+    # llama.cpp common/chat.cpp builds the parser from the template ("differential
+    # autoparser"); bare JSON parsed as tool_calls with such a template (by hand, 2026-12-04).
+    pytest.param(Server.LLAMACPP, "llama-server builds its call parser from the chat template: "
+                 "start it with --chat-template-file and a template whose tool calls are the "
+                 "bare JSON the model writes", id="llamacpp-template-from-what-the-model-writes"),
+    # vllm/frontend/processing/tool_parsers/llama_tool_parser.py reads {"name", "arguments"}.
+    pytest.param(Server.VLLM, "--enable-auto-tool-choice --tool-call-parser llama3_json",
+                 id="vllm-llama3-json-reads-plain-json"),
+    # sglang function_call/llama32_detector.py: only a reply that starts with "{" or "[".
+    pytest.param(Server.SGLANG, "--tool-call-parser llama3, which reads a JSON call only when "
+                 "the reply starts with it", id="sglang-llama3-only-at-the-start"),
+    pytest.param(Server.OLLAMA, "which no ollama parser is known to read: read calls from the "
+                 "text", id="ollama-nothing-known"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("server", "part"), PLAIN_JSON_FIXES)
+def test_plain_json_fix_is_the_servers_own(server: Server, part: str) -> None:
+    fix = server_fix(Family.PLAIN_JSON, server)
+    assert part in fix
+    assert "no server parser reads" not in fix
 
 
 @pytest.mark.parametrize(
@@ -90,7 +110,7 @@ LEAKS = [
     pytest.param("sglang:m", "glm47", "glm47", "--tool-call-parser glm47", id="sglang-glm47"),
     pytest.param("llamacpp:m", "hermes", "hermes", "--chat-template-file", id="llamacpp-hermes"),
     pytest.param("ollama-openai:m", "kimi_k2", "kimi_k2", "{{ if .Tools }}", id="ollama-kimi"),
-    pytest.param("vllm:m", "bare_json", "plain_json", "no server parser reads",
+    pytest.param("vllm:m", "bare_json", "plain_json", "--tool-call-parser llama3_json",
                  id="vllm-bare-json"),
 ]  # fmt: skip
 

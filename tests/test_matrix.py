@@ -152,7 +152,7 @@ def test_default_schema_cases_carry_their_feature(default: Matrix) -> None:
 def test_default_prompt_details(default: Matrix) -> None:
     prompts = {prompt.id: prompt for prompt in default.prompts}
     assert len(prompts["choose-among-ten"].tools) == 10
-    assert prompts["forced-choice"].tools == ("remember", "get_weather")
+    assert prompts["forced-choice"].tools == ("get_weather", "remember")
     assert all(default.tools[ident].name == ident for p in default.prompts for ident in p.tools)
     assert prompts["forced-choice"].tool_choice == ToolChoice(ChoiceMode.TOOL, "remember")
     assert prompts["weather-enum"].tool_choice == ToolChoice(ChoiceMode.AUTO)

@@ -45,8 +45,9 @@ class Family(str, Enum):
     GPT_OSS = "gpt_oss"
     GEMMA4 = "gemma4"
     PLAIN_JSON = "plain_json"
-    """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): no server
-    parser reads it, only a client reading calls from text."""
+    """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): read by
+    llama.cpp with a template written for it, by vLLM's ``llama3_json`` and SGLang's ``llama3``
+    parsers where the reply starts with it, and by a client reading calls from text."""
 
 
 _BY_FORM = {
@@ -109,11 +110,7 @@ def family_of(call: WordsCall) -> Family:
 def server_fix(family: Family, server: Server) -> str:
     """One sentence: what makes ``server`` parse ``family``'s calls into native tool calls."""
     if family is Family.PLAIN_JSON:
-        return (
-            "The model wrote its call as plain JSON without its chat template's tool-call "
-            "markers, which no server parser reads: read calls from the text (tools in words) "
-            "or use a model that follows its template."
-        )
+        return _plain_json_fix(server)
     vllm, sglang, ollama = _PARSERS[family]
     fixes = {
         Server.LLAMACPP: (
@@ -154,3 +151,45 @@ def server_fix(family: Family, server: Server) -> str:
         )
     fix = fixes[server]
     return f"The server didn't parse the calls: {fix}."
+
+
+# JSON with no markers: what each engine can be set up to read. Each fix names its source.
+_PLAIN_JSON_FIXES = {
+    # llama.cpp builds its call parser from the chat template ("using differential
+    # autoparser", common/chat.cpp; chat format "peg-native"): a template whose calls are
+    # bare JSON makes it parse bare JSON (Qwen2.5-Coder-0.5B: native 1/11 -> 8/11, measured
+    # by hand 2026-12-04). A fenced call still fails there, with a 500.
+    Server.LLAMACPP: (
+        "llama-server builds its call parser from the chat template: start it with "
+        "--chat-template-file and a template whose tool calls are the bare JSON the model "
+        "writes (the model's own with the call markers taken out)"
+    ),
+    # vllm/frontend/processing/tool_parsers/llama_tool_parser.py: any {"name", "arguments"
+    # or "parameters"} object in a whole reply; streamed only when the reply starts with it.
+    Server.VLLM: (
+        "start vLLM with --enable-auto-tool-choice --tool-call-parser llama3_json, which "
+        "reads a JSON call anywhere in a whole reply (streamed, only at the reply's start)"
+    ),
+    # python/sglang/srt/function_call/llama32_detector.py: only a reply that starts with it.
+    Server.SGLANG: (
+        "start SGLang with --tool-call-parser llama3, which reads a JSON call only when the "
+        "reply starts with it (not in a code fence)"
+    ),
+}
+
+
+def _plain_json_fix(server: Server) -> str:
+    lead = "The model wrote its call as plain JSON, without its chat template's markers"
+    if server in _PLAIN_JSON_FIXES:
+        return f"{lead}: {_PLAIN_JSON_FIXES[server]}; or read calls from the text."
+    if server is Server.OTHER:
+        named = "; ".join(
+            f"{name}: {_PLAIN_JSON_FIXES[kind]}"
+            for name, kind in (
+                ("llama.cpp", Server.LLAMACPP),
+                ("vLLM", Server.VLLM),
+                ("SGLang", Server.SGLANG),
+            )
+        )
+        return f"{lead}. {named}; or read calls from the text."
+    return f"{lead}, which no {server.value} parser is known to read: read calls from the text."

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.strictness import strict_breaks
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import STAGE, URGENCY, StopProbe, Urgency
 from conchcheck.probe.context import CHAIN, Context, ProbeObserver, ProbeOptions
@@ -269,6 +270,11 @@ class Probe:
                 threshold=self.options.threshold,
                 invalid_cases=[c.id for c in schema_cases if not c.valid],
                 valid_cases=[c.id for c in schema_cases if c.valid],
+                strict_breakers=[
+                    c.id
+                    for c in schema_cases
+                    if c.valid and any(strict_breaks(dict(t.parameters)) for t in c.tools)
+                ],
                 tools_declared=ctx.catalogue.tools if ctx and ctx.catalogue else None,
             )
             if reached

@@ -17,7 +17,7 @@ from conchcheck.core.excerpt import excerpt
 from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
-from conchcheck.core.tools import Tool
+from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
@@ -121,6 +121,7 @@ def judge_native(
     ]
     repairs = _unique(x.value for _, r in read if r is not None for x in r.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    detail = _escaped_note(outcome, detail, reply)
     reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
     findings = reply.findings
     leaked = () if reply.tool_calls or not reply.text.strip() else _leaked(reply, tools)
@@ -131,6 +132,7 @@ def judge_native(
         family = family_of(leaked[0])
         fix = server_fix(family, server)
         reading = _words_reading(leaked, reply.text, 0, "")
+        passes = False
         if prompt.expect.no_call:
             # Any call, read or not, is one the prompt didn't need.
             outcome = Outcome.UNWANTED_CALL
@@ -139,13 +141,20 @@ def judge_native(
             wanted = [(c.name, c.arguments) for c in leaked if c.ok and c.name]
             errors = [c.error for c in leaked if c.error]
             judged, _ = _outcome(prompt, wanted, errors, (), False)
+            passes = judged is Outcome.PASS
             names = ", ".join(dict.fromkeys(c.name or "?" for c in leaked))
             outcome = Outcome.LEAKED
             detail = f"Native calls to {names} leaked as text; read from it they would be "
             detail += f"{judged.value}; "
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
-        leak = LeakFacts(family.value, len(leaked), fix)
+        leak = LeakFacts(family.value, len(leaked), fix, passes)
+    ignored = _forcing_ignored(
+        prompt, [c.name for c in reply.tool_calls] or [c.name for c in leaked]
+    )
+    if ignored is not None:
+        detail = f"{ignored} {detail}"
+        findings = (*findings, Finding("forced_choice_ignored", ignored))
     markers = bool(leaked) or any(f.code == "call_markers_in_text" for f in reply.findings)
     facts = NativeFacts(len(reply.tool_calls), markers, leak)
     return exchange_cell(
@@ -161,6 +170,28 @@ def judge_native(
         findings=findings,
         facts=facts,
         **common,
+    )
+
+
+def _escaped_note(outcome: Outcome, detail: str, reply: Reply) -> str:
+    """A reply without a call whose text holds an escaped opener says why no call was read."""
+    escaped = [f for f in reply.findings if f.code == "html_escaped_call_markers"]
+    if outcome is not Outcome.NO_CALL or not escaped:
+        return detail
+    return f"{detail}; {escaped[0].detail}, so the model wrote its call escaped"
+
+
+def _forcing_ignored(prompt: Prompt, called: Sequence[str | None]) -> str | None:
+    """The sentence that says a named ``tool_choice`` was ignored: the reply called tools, and
+    none of them the forced one (the prompt asks for another, so only forcing picks it)."""
+    choice = prompt.tool_choice
+    names = [n for n in called if n]
+    if choice.mode is not ChoiceMode.TOOL or not names or choice.name in names:
+        return None
+    shown = ", ".join(dict.fromkeys(names))
+    return (
+        f"tool_choice forced {choice.name}, but the model called {shown}: the endpoint "
+        "ignored the forced choice."
     )
 
 
@@ -187,6 +218,7 @@ def judge_words(
     failed = [c.error for c in reading.calls if c.error]
     repairs = _unique(x.value for c in reading.calls for x in c.repairs)
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
+    detail = _escaped_note(outcome, detail, reply)
     evidence = _words_reading(reading.calls, reading.text, reading.fake_responses, level)
     # The calls a round trip answers: the ones read with a name, as the client would run them.
     calls = tuple(

@@ -29,7 +29,7 @@ from conchcheck.report.blocks import (
     words,
 )
 from conchcheck.report.yourtools import your_tools
-from conchcheck.results import PASSING, CaseRefusal, Cell, Outcome, Rates, Stage
+from conchcheck.results import PASSING, CaseRefusal, Cell, Option, Outcome, Rates, Stage
 
 if TYPE_CHECKING:
     from conchcheck.results import ProbeResult, RunInfo
@@ -64,6 +64,7 @@ def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False)
         blocks.append(Para(("The target can't be probed: ", result.unusable, "."), "stop"))
     if result.verdict is not None:
         blocks.append(Para((result.verdict.reason,)))
+        blocks.extend(_options(result.verdict.options))
     blocks.append(
         Para(
             (
@@ -117,6 +118,14 @@ def verdict_line(result: ProbeResult) -> Inline:
         f" (native {native.passed}/{native.total}, {native.clean} clean; "
         f"words {words.passed}/{words.total}, {words.clean} clean)",
     )
+
+
+def _options(options: Sequence[Option]) -> list[Block]:
+    """The routes an app can take, best first, each with its measured rate and what to do."""
+    if len(options) < 2:
+        return []
+    items = tuple((Bold(o.route.phrase), f": {o.share}. {o.how}") for o in options)
+    return [Para(("Options, best first:",)), Bullets(items)]
 
 
 # -- sections ------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ class LeakFacts:
     calls: int
     fix: str
     """The server flag or template that makes the server parse them."""
+    read_passes: bool | None = None
+    """Whether the calls read from the text pass the prompt (None in files before it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,7 +126,10 @@ def _native(extra: dict[str, Any]) -> NativeFacts | None:
     leak = None
     if extra.get("leaked_family") is not None:
         leak = LeakFacts(
-            extra["leaked_family"], int(extra.get("leaked_calls", 0)), extra.get("leaked_fix", "")
+            extra["leaked_family"],
+            int(extra.get("leaked_calls", 0)),
+            extra.get("leaked_fix", ""),
+            extra.get("leaked_read_passes"),
         )
     return NativeFacts(int(extra["native_calls"]), bool(extra.get("marker_leak")), leak)
 

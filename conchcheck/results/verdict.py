@@ -98,6 +98,8 @@ class Verdict:
     """Native calls left in the text, by family, with what fixes the server."""
     strict_mode: StrictMode | None = None
     """What ``strict: true`` did to the valid schema cases; None when it was not tried."""
+    options: tuple[Option, ...] = ()
+    """The ways an app can use this model's tools, each with its measured rate, best first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,56 @@ class StrictMode:
 
     accepted: tuple[str, ...]
     refused: tuple[str, ...]
+
+
+class Route(Name):
+    """A way an app can get this model's calls."""
+
+    NATIVE = "native"
+    """The tools passed natively, the server's calls used as they come."""
+    NATIVE_AFTER_FIX = "native_after_fix"
+    """Natively, once the server is set up to parse the format the model writes."""
+    FROM_TEXT = "from_text"
+    """Natively, the client reading calls from the reply's text when the server parsed none."""
+    WORDS = "words"
+    """The tools listed in the prompt, the calls read from the reply's text."""
+
+    @property
+    def phrase(self) -> str:
+        """The route in a sentence: ``native after a server fix``."""
+        return _PHRASES[self]
+
+
+_PHRASES = {
+    Route.NATIVE: "native as is",
+    Route.NATIVE_AFTER_FIX: "native after a server fix",
+    Route.FROM_TEXT: "native, reading calls from the reply text",
+    Route.WORDS: "tools in words",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One route with what the probe measured for it."""
+
+    route: Route
+    passed: int
+    total: int
+    how: str
+    """What to do, in one sentence."""
+    bound: bool = False
+    """The rate is an upper bound: measured from what the model wrote, not what a fixed server
+    returned (a template fix is not tried by the probe)."""
+
+    @property
+    def rate(self) -> float:
+        """Passed over the cells that got an answer."""
+        return self.passed / self.total if self.total else 0.0
+
+    @property
+    def share(self) -> str:
+        """``8/11 (73%)``, or ``up to 8/11 (73%)`` for a bound."""
+        return f"{'up to ' * self.bound}{self.passed}/{self.total} ({self.rate:.0%})"
 
 
 @dataclass(frozen=True, slots=True)

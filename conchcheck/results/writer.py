@@ -87,6 +87,9 @@ def facts_data(facts: CellFacts | None) -> dict[str, Any]:
                     "leaked_family": leak.family,
                     "leaked_calls": leak.calls,
                     "leaked_fix": leak.fix,
+                    **(
+                        {} if leak.read_passes is None else {"leaked_read_passes": leak.read_passes}
+                    ),
                 }
             return {"native_calls": calls, "marker_leak": marker_leak, **leaked}
         case StreamFacts(native, whole, whole_reply):

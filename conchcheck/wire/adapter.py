@@ -188,9 +188,22 @@ def marker_findings(text: str) -> tuple[Finding, ...]:
     (provider-facts N09; vllm-project/vllm#21571): the call never reaches the client.
     """
     found = [marker for marker in CALL_MARKERS if marker in text]
-    if not found:
-        return ()
-    return (Finding("call_markers_in_text", f"the text holds {', '.join(found)}"),)
+    escaped = [e for m in CALL_MARKERS if (e := _escaped(m)) != m and e in text]
+    out = []
+    if found:
+        out.append(Finding("call_markers_in_text", f"the text holds {', '.join(found)}"))
+    if escaped:
+        # llama-cpp-python's chatml-function-calling handler renders its prompt with Jinja
+        # autoescape on, so the model sees and writes back "&lt;tool_call&gt;" (provider-facts,
+        # real servers measured by hand 2026-12-04): a call no parser reads.
+        detail = f"the text holds {', '.join(escaped)}: the prompt was rendered HTML-escaped"
+        out.append(Finding("html_escaped_call_markers", detail))
+    return tuple(out)
+
+
+def _escaped(marker: str) -> str:
+    """``marker`` as HTML escaping writes it (``<tool_call>`` -> ``&lt;tool_call&gt;``)."""
+    return marker.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def parse_json(body: bytes) -> JsonValue:

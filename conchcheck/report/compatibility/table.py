@@ -131,7 +131,7 @@ class CompatTable:
 
     @property
     def matrices(self) -> tuple[str, ...]:
-        """``default (sha256:00d9afbe3684)`` for each matrix the rows were probed with."""
+        """``default (sha256:85bebd52eb4b)`` for each matrix the rows were probed with."""
         return tuple(sorted({f"{r.matrix} ({r.digest[:19]})" for r in self.rows}))
 
     @property

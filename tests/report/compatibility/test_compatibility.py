@@ -67,7 +67,7 @@ def test_markdown_table_of_three_real_probes(probed: dict[str, Path]) -> None:
     first = sorted(json.loads(p.read_text())["run"]["finished_at"] for p in probed.values())
     when = first[0] if first[0] == first[-1] else f"{first[0]} to {first[-1]}"
     assert text.startswith(
-        f"## Compatibility\n\n3 targets, probed {when}; matrix `default (sha256:00d9afbe3684)`."
+        f"## Compatibility\n\n3 targets, probed {when}; matrix `default (sha256:85bebd52eb4b)`."
         " Made 2026-12-03T10:00:00Z by conchcheck 0.1.0. Legend: ■ pass · ▲ partial · × fail"
         " · ○ none.\n\n### Features\n\n" + FEATURES + "\n### Dialect per schema case\n"
     )
