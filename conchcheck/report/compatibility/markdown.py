@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conchcheck.report.blocks import Block, Bullets, Code, Heading, Para, Table
 from conchcheck.report.compatibility.diff import Diff
-from conchcheck.report.compatibility.table import CompatTable, Mark, Status
+from conchcheck.report.compatibility.table import CASES, CompatTable, Mark, Status
 from conchcheck.report.markdown import to_markdown
 
 LEGEND = " · ".join(f"{s.shape} {s.value}" for s in Status)
@@ -31,8 +31,8 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
             )
         ),
     ]
-    features = [c for c in table.columns if c.group != "schema cases"]
-    cases = [c for c in table.columns if c.group == "schema cases"]
+    features = [c for c in table.columns if c.group != CASES]
+    cases = [c for c in table.columns if c.group == CASES]
     for title, columns in (("Features", features), ("Dialect per schema case", cases)):
         if not columns:
             continue

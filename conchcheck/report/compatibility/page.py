@@ -15,7 +15,7 @@ from typing import Any
 from conchcheck.core.escaping import encodable, visible
 from conchcheck.report.compatibility.diff import Diff
 from conchcheck.report.compatibility.markdown import LEGEND
-from conchcheck.report.compatibility.table import CompatTable, Evidence, Mark, Row
+from conchcheck.report.compatibility.table import CASES, Column, CompatTable, Evidence, Mark, Row
 from conchcheck.report.markup import MONO, SANS, STATUS
 
 CSS = (
@@ -32,6 +32,8 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 tbody th{background:#fff;position:sticky;left:0;font-weight:600}
 td button{font:inherit;border:0;background:none;cursor:pointer;padding:0;color:inherit}
+#matrix th,#matrix td{white-space:normal}#matrix tbody th{min-width:9rem;max-width:16rem;overflow-wrap:anywhere}
+td.wrap{min-width:12rem;max-width:20rem}h2{font-size:1.1rem;margin:1rem 0 .3rem}
 %(status)s
 dialog{max-width:70rem;width:90vw}dialog h3{margin:.6rem 0 .2rem}
 pre{background:#f6f8fa;padding:.5rem;white-space:pre-wrap;word-break:break-word;
@@ -51,8 +53,10 @@ th,td{border-color:#000;font-size:9pt}
 SCRIPT = """
 (function(){
 var data=JSON.parse(document.getElementById('evidence').textContent);
-var table=document.getElementById('matrix');var body=table.tBodies[0];
-var rows=Array.prototype.slice.call(body.rows);
+var tables=Array.prototype.slice.call(document.querySelectorAll('table.marks'));
+var all=[];
+tables.forEach(function(table){var body=table.tBodies[0];
+var rows=Array.prototype.slice.call(body.rows);all=all.concat(rows);
 var heads=table.tHead.rows[0].cells;
 function key(row,i){var c=row.cells[i];var v=c.getAttribute('data-sort');
 return v===null?c.textContent.toLowerCase():parseFloat(v);}
@@ -63,18 +67,20 @@ Array.prototype.forEach.call(heads,function(h){h.removeAttribute('aria-sort');})
 th.setAttribute('aria-sort',up?'ascending':'descending');
 rows.sort(function(a,b){var x=key(a,i),y=key(b,i);
 var r=x<y?-1:x>y?1:0;return up?r:-r;});
-rows.forEach(function(r){body.appendChild(r);});});});
+rows.forEach(function(r){body.appendChild(r);});});});});
 var filter=document.getElementById('filter');var mode=document.getElementById('mode');
-var shown=document.getElementById('shown');
+var shown=document.getElementById('shown');var count=tables[0].tBodies[0].rows.length;
 function apply(){var q=filter.value.toLowerCase();var m=mode.value;var n=0;
-rows.forEach(function(r){var ok=r.textContent.toLowerCase().indexOf(q)>=0&&
-(!m||r.getAttribute('data-mode')===m);r.hidden=!ok;if(ok){n++;}});
-shown.textContent=n+' of '+rows.length+' targets';}
+var keep={};tables[0].querySelectorAll('tbody tr').forEach(function(r){
+var ok=r.textContent.toLowerCase().indexOf(q)>=0&&(!m||r.getAttribute('data-mode')===m);
+keep[r.getAttribute('data-row')]=ok;if(ok){n++;}});
+all.forEach(function(r){r.hidden=!keep[r.getAttribute('data-row')];});
+shown.textContent=n+' of '+count+' targets';}
 filter.addEventListener('input',apply);mode.addEventListener('change',apply);
 var dialog=document.getElementById('details');var out=document.getElementById('details-body');
 function add(tag,text,cls){var e=document.createElement(tag);e.textContent=text;
 if(cls){e.className=cls;}out.appendChild(e);}
-body.addEventListener('click',function(ev){
+tables.forEach(function(table){table.tBodies[0].addEventListener('click',function(ev){
 var b=ev.target.closest('button[data-mark]');if(!b){return;}
 var m=data.marks[+b.getAttribute('data-mark')];var s=data.strings;
 out.textContent='';add('h2',s[m[0]]+' \\u2014 '+s[m[1]]);add('p',s[m[2]],'status');
@@ -82,11 +88,15 @@ add('p',s[m[3]]);
 m[4].forEach(function(e){add('h3',s[e[0]]+' \\u2014 '+s[e[1]]);add('p',s[e[2]]);
 ['Request','Reply','Reading'].forEach(function(t,j){if(s[e[3+j]]){add('h4',t);
 add('pre',s[e[3+j]]);}});});
-dialog.showModal();});
+dialog.showModal();});});
 document.getElementById('close').addEventListener('click',function(){dialog.close();});
 apply();
 })();
 """.strip()
+
+
+WRAP = {"schemas": " wrap"}
+"""Columns whose text wraps (a sentence, not a value), so the features fit 1400 px."""
 
 
 def render(table: CompatTable, generated: str, version: str, diff: Diff | None = None) -> str:
@@ -95,11 +105,12 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
     marks: list[list[Any]] = []
     first, last = table.dates
     when = first if first == last else f"{first} to {last}"
-    head = "".join(
-        f'<th scope="col" title="{_e(c.group)}"><button type="button">{_e(c.title)}</button></th>'
-        for c in table.columns
-    )
-    body = [_row(row, table, pool, marks) for row in table.rows]
+    features = tuple(c for c in table.columns if c.group != CASES)
+    cases = tuple(c for c in table.columns if c.group == CASES)
+    # Rendered before the evidence is written: each mark adds its entry.
+    tables = _table("matrix", features, table, pool, marks)
+    if cases:
+        tables += ["<h2>Dialect per schema case</h2>", *_table("cases", cases, table, pool, marks)]
     modes = sorted({r.marks["mode"].text.split(" ")[0] for r in table.rows if "mode" in r.marks})
     options = "".join(f'<option value="{_e(m)}">{_e(m)}</option>' for m in modes)
     evidence = json.dumps({"strings": pool.strings, "marks": marks}, ensure_ascii=True)
@@ -114,13 +125,7 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
         'placeholder="target, dialect, value"></label><label>Mode <select id="mode">'
         f'<option value="">any</option>{options}</select></label>'
         f'<span id="shown">{len(table.rows)} of {len(table.rows)} targets</span></div>',
-        '<div class="scroll"><table id="matrix">',
-        '<thead><tr><th scope="col"><button type="button">target</button></th>'
-        f'<th scope="col" title="endpoint"><button type="button">api</button></th>{head}'
-        "</tr></thead>",
-        "<tbody>",
-        *body,
-        "</tbody></table></div>",
+        *tables,
     ]
     if diff is not None:
         parts += _diff(diff)
@@ -156,13 +161,39 @@ class _Pool:
         return found
 
 
-def _row(row: Row, table: CompatTable, pool: _Pool, marks: list[list[Any]]) -> str:
+def _table(
+    ident: str,
+    columns: tuple[Column, ...],
+    table: CompatTable,
+    pool: _Pool,
+    marks: list[list[Any]],
+) -> list[str]:
+    """One table of marks: the features, or the schema cases (kept apart, so the features
+    fit a screen and the cases scroll on their own)."""
+    head = "".join(
+        f'<th scope="col" title="{_e(c.group)}"><button type="button">{_e(c.title)}</button></th>'
+        for c in columns
+    )
+    return [
+        f'<div class="scroll"><table class="marks" id="{ident}">',
+        '<thead><tr><th scope="col"><button type="button">target</button></th>'
+        f'<th scope="col" title="endpoint"><button type="button">api</button></th>{head}'
+        "</tr></thead>",
+        "<tbody>",
+        *(_row(index, row, columns, pool, marks) for index, row in enumerate(table.rows)),
+        "</tbody></table></div>",
+    ]
+
+
+def _row(
+    index: int, row: Row, columns: tuple[Column, ...], pool: _Pool, marks: list[list[Any]]
+) -> str:
     mode = row.marks["mode"].text.split(" ")[0] if "mode" in row.marks else ""
     cells = [
-        f'<tr data-mode="{_e(mode)}"><th scope="row">{_e(row.name)}</th>'
+        f'<tr data-row="{index}" data-mode="{_e(mode)}"><th scope="row">{_e(row.name)}</th>'
         f'<td title="{_e(row.endpoint)}">{_e(row.api)}</td>'
     ]
-    for column in table.columns:
+    for column in columns:
         mark = row.marks.get(column.key)
         if mark is None:
             cells.append('<td class="s-none" data-sort="-99">—</td>')
@@ -170,7 +201,8 @@ def _row(row: Row, table: CompatTable, pool: _Pool, marks: list[list[Any]]) -> s
         index = len(marks)
         marks.append(_mark(row.shown, column.title, mark, pool))
         cells.append(
-            f'<td class="s-{mark.status.value}" data-sort="{mark.status.rank * 10 + mark.sort:g}">'
+            f'<td class="s-{mark.status.value}{WRAP.get(column.key, "")}" '
+            f'data-sort="{mark.status.rank * 10 + mark.sort:g}">'
             f'<button type="button" data-mark="{index}" title="{mark.status.value}">'
             f"{_e(mark.status.shape)} {_e(mark.text)}</button></td>"
         )

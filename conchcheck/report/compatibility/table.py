@@ -38,6 +38,8 @@ CHAIN = tuple(d.value for d in PERMISSIVENESS)
 PARALLEL = "parallel-calls"
 FORCED = "forced-choice"
 """The built-in matrix's prompts for parallel calls and a forced tool choice."""
+CASES = "schema cases"
+"""The group of the per-case columns: a table of their own."""
 
 
 class Status(str, Enum):
@@ -154,6 +156,7 @@ FEATURES = (
     Column("forced", "forced choice", "follow-ups"),
     Column("round_trip", "round trip", "follow-ups"),
     Column("refusals", "refusals", "follow-ups"),
+    Column("schemas", "schema cases", "verdict"),
 )
 
 
@@ -162,7 +165,7 @@ def build_table(results: Sequence[ProbeResult]) -> CompatTable:
     cases: dict[str, None] = {}
     for result in results:
         cases.update((c.case, None) for c in result.cells if c.stage is Stage.DIALECT)
-    columns = (*FEATURES, *(Column(f"case:{case}", case, "schema cases") for case in cases))
+    columns = (*FEATURES, *(Column(f"case:{case}", case, CASES) for case in cases))
     rows = [_row(result, tuple(cases)) for result in results]
     # A server's APIs side by side.
     rows.sort(key=lambda r: (r.target, r.endpoint, r.api))
@@ -213,6 +216,7 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
     marks["round_trip"] = _share([c for c in follow if c.mode in trips])
     marks["refusals"] = _refusals([c for c in cells if c.stage is not Stage.DIALECT])
     chosen = verdict.dialect.dialect if verdict else None
+    marks["schemas"] = _schemas(verdict, [c for c in cells if c.stage is Stage.DIALECT])
     for case in cases:
         marks[f"case:{case}"] = _case(
             [c for c in cells if c.stage is Stage.DIALECT and c.case == case], chosen
@@ -299,6 +303,38 @@ def _refusals(cells: Sequence[Cell]) -> Mark:
     text = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
     note = f"{len(refused)} cells refused: {text}."
     return Mark(Status.PARTIAL, text, note, -float(len(refused)), _evidence(refused))
+
+
+def _schemas(verdict: Verdict | None, cells: Sequence[Cell]) -> Mark:
+    """The schema cases in one line: ``26/29 in permissive; refused: dangling-ref,
+    unknown-type, as expected; limit: many-tools``. The case table has each one."""
+    dialect = verdict.dialect.dialect or verdict.dialect.best if verdict else None
+    if dialect is None:
+        return Mark(Status.NONE, "—", "No dialect carried a case.", -1.0)
+    mine = [c for c in cells if c.dialect == dialect]
+    # An invalid case is sent once, as written (permissive): it answers for every dialect.
+    invalid = {c.case: c for c in cells if c.invalid_case}
+    tried = {c.case: c for c in mine}
+    for case, cell in invalid.items():
+        tried.setdefault(case, cell)
+    accepted = sorted(k for k, c in tried.items() if c.outcome is Outcome.ACCEPTED)
+    refused = [c for c in tried.values() if c.outcome is Outcome.REFUSED]
+    expected = sorted(c.case for c in refused if c.invalid_case)
+    limits = sorted(
+        c.case for c in refused if not c.invalid_case and c.refusal_kind is not RefusalKind.SCHEMA
+    )
+    schema = sorted(c.case for c in refused if not c.invalid_case and c.case not in limits)
+    taken = sorted(k for k in accepted if k in invalid)
+    parts = [f"{len(accepted)}/{len(tried)} in {dialect.value}"]
+    parts += [f"refused: {', '.join(schema)}"] if schema else []
+    parts += [f"refused: {', '.join(expected)}, as expected"] if expected else []
+    parts += [f"invalid yet taken: {', '.join(taken)}"] if taken else []
+    parts += [f"limit: {', '.join(limits)}"] if limits else []
+    status = Status.FAIL if not accepted else Status.PARTIAL if schema or taken else Status.PASS
+    rate = len(accepted) / len(tried) if tried else 0.0
+    chosen = verdict is not None and verdict.dialect.dialect is not None
+    note = f"In {dialect.value}, the dialect {'chosen' if chosen else 'that carried most'}."
+    return Mark(status, "; ".join(parts), note, rate, _evidence(refused, limit=3))
 
 
 def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:

@@ -19,11 +19,11 @@ from conchcheck.report.compatibility import load_table, render_compatibility
 
 ROOT = Path(__file__).parents[3]
 FEATURES = """\
-| target | api | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| gemini-openai:gemini-x | openai | ■ gemini | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
-| openrouter:m | openai | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 11 |
-| vllm:m | openai | ■ permissive | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none |
+| target | api | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals | schema cases |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| gemini-openai:gemini-x | openai | ■ gemini | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none | ■ 27/29 in gemini; refused: dangling-ref, unknown-type, as expected |
+| openrouter:m | openai | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 11 | ○ — |
+| vllm:m | openai | ■ permissive | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 2/2 | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none | ▲ 29/29 in permissive; invalid yet taken: dangling-ref, unknown-type |
 """
 BADGE = """\
 <svg xmlns="http://www.w3.org/2000/svg" width="286" height="20" role="img" aria-label="vllm:m (openai): tool calling permissive · native · 100%">
@@ -103,7 +103,7 @@ def test_baseline_diff_names_what_got_worse_and_better(
     head = "\n\n| target | api | feature | before | after |\n|---|---|---|---|---|\n"
     # The swap is symmetric: what vllm:m lost, gemini-x gained, the invalid case the other way.
     assert worse.startswith(
-        "Worse: 37." + head + "| gemini-x | openai | dangling-ref | ■ refused (invalid) "
+        "Worse: 38." + head + "| gemini-x | openai | dangling-ref | ■ refused (invalid) "
         "| ▲ accepted (invalid) |\n"
     )
     assert (
@@ -112,7 +112,7 @@ def test_baseline_diff_names_what_got_worse_and_better(
         "| vllm:m | openai | native | ■ 11/11 100% | × 0/11 0% |\n" in worse
     )
     assert better.startswith(
-        "37." + head + "| gemini-x | openai | dialect | × none | ■ permissive |\n"
+        "38." + head + "| gemini-x | openai | dialect | × none | ■ permissive |\n"
         "| gemini-x | openai | mode | ▲ words | ■ native |\n"
     )
     assert (

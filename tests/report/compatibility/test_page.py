@@ -13,8 +13,15 @@ from tests.emulators.one_server import APIS, ThreeApis
 from tests.report.compatibility.test_compatibility import HOSTILE, edited
 
 ROWS = (
-    "Array.from(document.querySelectorAll('tbody tr')).filter(r => !r.hidden)"
+    "Array.from(document.querySelectorAll('#matrix tbody tr')).filter(r => !r.hidden)"
     ".map(r => r.querySelector('th').textContent)"
+)
+
+
+CASE_ROWS = ROWS.replace("#matrix", "#cases")
+FITS = (
+    "[document.getElementById('matrix').parentElement.scrollWidth,"
+    " document.getElementById('matrix').parentElement.clientWidth, window.innerWidth]"
 )
 
 
@@ -31,9 +38,17 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
         assert page.evaluate(ROWS) == [
             shown_hostile, "gemini-openai:gemini-x", "openrouter:m", "vllm:m",
         ]  # fmt: skip
+        # The schema cases are a table of their own: the features fit a 1400 px window.
+        assert page.evaluate(CASE_ROWS) == page.evaluate(ROWS)
+        assert "schema cases" in page.evaluate("document.querySelector('#matrix thead').innerText")
+        assert "dangling-ref" not in page.evaluate(
+            "document.querySelector('#matrix thead').innerText"
+        )
+        scroll, client, window = page.evaluate(FITS)
+        assert window == 1400 and scroll <= client, (scroll, client)
         # Sort by "native" (rank, then rate), ascending then descending.
         native = (
-            "Array.from(document.querySelectorAll('thead th')).find("
+            "Array.from(document.querySelectorAll('#matrix thead th')).find("
             "t => t.textContent.startsWith('native'))"
         )
         page.evaluate(f"{native}.querySelector('button').click()")
@@ -45,6 +60,7 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
         page.evaluate("{const f = document.getElementById('filter'); f.value = 'GEMINI';"
                       "f.dispatchEvent(new Event('input'))}")  # fmt: skip
         assert page.evaluate(ROWS) == ["gemini-openai:gemini-x"]
+        assert page.evaluate(CASE_ROWS) == ["gemini-openai:gemini-x"]
         assert page.evaluate("document.getElementById('shown').textContent") == "1 of 4 targets"
         page.evaluate("{const f = document.getElementById('filter'); f.value = '';"
                       "f.dispatchEvent(new Event('input')); const m = document.getElementById('mode');"
@@ -76,7 +92,7 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
 
 
 APIS_SHOWN = (
-    "Array.from(document.querySelectorAll('tbody tr')).filter(r => !r.hidden)"
+    "Array.from(document.querySelectorAll('#matrix tbody tr')).filter(r => !r.hidden)"
     ".map(r => r.cells[1].textContent)"
 )
 
