@@ -5,6 +5,7 @@ Pure: cells in, a ``Verdict`` out, every part of it traceable to the cells it co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from conchcheck.core.dialects import Dialect
@@ -89,6 +90,7 @@ def decide_dialect(
                 cell.refusal_kind or RefusalKind.OTHER,
                 _message(cell),
                 _keyword(cell),
+                cell.refusal.path if cell.refusal is not None else None,
             )
             (refused if item.kind is RefusalKind.SCHEMA else limits).append(item)
     chosen = next((d for d in PERMISSIVENESS if carried_by(cells, d, good)), None)
@@ -98,6 +100,9 @@ def decide_dialect(
         best = max(PERMISSIVENESS, key=lambda d: (accepted[d], -PERMISSIVENESS.index(d)))
     anchor = chosen or best
     unplaced = [c for c in good if anchor is None or not _carries(by.get((c, anchor)))]
+    excepted = _excepted(unplaced, by, best) if best is not None else ()
+    if excepted:
+        chosen, best = best, None
     carriers = {
         case: tuple(
             d for (c, d), cell in by.items() if c == case and cell.outcome is Outcome.ACCEPTED
@@ -119,8 +124,58 @@ def decide_dialect(
         and any(cell.outcome is Outcome.ACCEPTED for (k, _), cell in by.items() if k == c)
     )
     return DialectVerdict(
-        chosen, chain, tuple(refused), tuple(limits), carriers, accepted_invalid, best, unsettled
+        chosen,
+        chain,
+        tuple(refused),
+        tuple(limits),
+        carriers,
+        accepted_invalid,
+        best,
+        unsettled,
+        excepted,
     )
+
+
+EXCEPTABLE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
+"""Refusals that speak of the case itself: a rate limit says "later", a refusal of the endpoint
+(no tools, auth, quota, no such model) says nothing of one case."""
+
+
+def _excepted(
+    unplaced: Sequence[str], by: dict[tuple[str, Trial], Cell], anchor: Dialect
+) -> tuple[CaseRefusal, ...]:
+    """The verdict's exceptions, or none: every case ``anchor`` did not carry was refused in
+    every dialect the stage tried, each for one reason (llama-cpp-python's 500 for a tool
+    without ``parameters``, vector llamacpp-python-500-validation-error-names-the-tool-field).
+    A case with a failed request, an acceptance or two reasons makes no exception."""
+    tried = {d for _, d in by if d in PERMISSIVENESS}
+    found: list[CaseRefusal] = []
+    for case in unplaced:
+        cells = {d: cell for (c, d), cell in by.items() if c == case and d in PERMISSIVENESS}
+        if set(cells) != tried or anchor not in cells:
+            return ()
+        if any(c.outcome is not Outcome.REFUSED or c.refusal is None for c in cells.values()):
+            return ()
+        reasons = {_reason(c) for c in cells.values()}
+        if len(reasons) != 1 or next(iter(reasons))[0] not in EXCEPTABLE:
+            return ()
+        cell = cells[anchor]
+        refusal = cell.refusal
+        assert refusal is not None
+        found.append(
+            CaseRefusal(case, anchor, refusal.kind, refusal.message, refusal.keyword, refusal.path)
+        )
+    return tuple(found)
+
+
+def _reason(cell: Cell) -> tuple[RefusalKind, str | None, str | None, str | None]:
+    """What a refusal says of its case: the kind, the keyword, the place without the tool's
+    position in its request, and for an unclassified refusal its words."""
+    refusal = cell.refusal
+    assert refusal is not None
+    place = re.sub(r"(?<=tools)(?:\[\d+\]|\.\d+)", "", refusal.path or "") or None
+    words = refusal.message if refusal.kind is RefusalKind.OTHER else None
+    return refusal.kind, refusal.keyword, place, words
 
 
 def rates(cells: Sequence[Cell], stage: Stage) -> Rates:
@@ -219,6 +274,7 @@ def decide(
             f"Native calls leaked as text in {count} cell{'s' * (count != 1)} "
             f"({leak.family} format): {leak.fix}"
         )
+    findings += _unparsed(cells)
     for rates_, name in ((native, "native"), (words, "words")):
         if rates_.failed:
             findings.append(
@@ -239,6 +295,21 @@ def decide(
         leaks,
         strict,
     )
+
+
+def _unparsed(cells: Sequence[Cell]) -> list[str]:
+    """A finding for each mode whose prompts got output the server couldn't parse, naming the
+    cause in the server's words (llama-server's peg-native 500)."""
+    found = []
+    for stage in (Stage.NATIVE, Stage.WORDS):
+        mine = [c for c in cells if c.stage is stage and c.outcome is Outcome.UNPARSED_BY_SERVER]
+        if mine:
+            count = len(mine)
+            found.append(
+                f"{count} {stage.value} prompt{'s' * (count != 1)} got output the server "
+                f"couldn't parse, so no call reached the client. {mine[0].detail}"
+            )
+    return found
 
 
 def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:
