@@ -37,7 +37,7 @@ from conchcheck.errors import ConchcheckError, ExitCode
 from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.matrix import Matrix
 from conchcheck.redaction import held
-from conchcheck.results import Cell, DialectVerdict, Stage
+from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.run import FleetOutcome, ProbeOutcome
 from conchcheck.wire.providers import Provider
@@ -122,13 +122,6 @@ def _plain(renderable: Any) -> str:
 def _text(text: str) -> str:
     """Text from a provider or a file, ready for rich: keys masked, controls shown, no markup."""
     return escape(visible(held().text(text)))
-
-
-def _dialect(verdict: DialectVerdict) -> str:
-    """``permissive``, ``permissive except no-parameters``, or ``none``."""
-    chosen = verdict.dialect.value if verdict.dialect else "none"
-    excepted = ", ".join(r.case for r in verdict.excepted)
-    return f"{chosen} except {excepted}" if excepted else chosen
 
 
 def _json(value: Any) -> str:
@@ -338,7 +331,7 @@ def show_outcome(outcome: ProbeOutcome) -> None:
         table = Table("target", "dialect", "mode", "native", "words", "requests", "tokens")
         table.add_row(
             _text(result.target),
-            _dialect(verdict.dialect),
+            verdict.dialect.short,
             verdict.mode.value,
             f"{verdict.native.passed}/{verdict.native.total} ({verdict.native.clean} clean)",
             f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
@@ -367,7 +360,7 @@ def show_fleet(outcome: FleetOutcome) -> None:
         table.add_row(
             _text(done.entry.target.label),
             str(done.outcome.exit_code),
-            _text(_dialect(verdict.dialect)) if verdict else "-",
+            _text(verdict.dialect.short) if verdict else "-",
             verdict.mode.value if verdict else "-",
             _text(str(done.folder)),
         )

@@ -69,6 +69,13 @@ class DialectVerdict:
     other valid case."""
 
     @property
+    def short(self) -> str:
+        """``permissive``, ``permissive except no-parameters``, or ``none``: for a table cell."""
+        chosen = self.dialect.value if self.dialect else "none"
+        excepted = ", ".join(r.case for r in self.excepted)
+        return f"{chosen} except {excepted}" if excepted else chosen
+
+    @property
     def exceptions(self) -> str:
         """``no-parameters (schema: function.parameters)``, each excepted case with its reason;
         empty when there are none."""
