@@ -331,7 +331,7 @@ def show_outcome(outcome: ProbeOutcome) -> None:
         table = Table("target", "dialect", "mode", "native", "words", "requests", "tokens")
         table.add_row(
             _text(result.target),
-            verdict.dialect.dialect or "none",
+            verdict.dialect.short,
             verdict.mode.value,
             f"{verdict.native.passed}/{verdict.native.total} ({verdict.native.clean} clean)",
             f"{verdict.words.passed}/{verdict.words.total} ({verdict.words.clean} clean)",
@@ -361,7 +361,7 @@ def show_fleet(outcome: FleetOutcome) -> None:
             _text(done.entry.target.label),
             done.entry.target.provider.api.value,
             str(done.outcome.exit_code),
-            _text(verdict.dialect.dialect or "none") if verdict else "-",
+            _text(verdict.dialect.short) if verdict else "-",
             verdict.mode.value if verdict else "-",
             _text(str(done.folder)),
         )

@@ -5,8 +5,10 @@ Pure: cells in, a ``Verdict`` out, every part of it traceable to the cells it co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
+from conchcheck.advice import routes
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
@@ -17,10 +19,8 @@ from conchcheck.results import (
     Leak,
     Mode,
     NativeFacts,
-    Option,
     Outcome,
     Rates,
-    Route,
     Stage,
     StrictMode,
     Verdict,
@@ -91,6 +91,7 @@ def decide_dialect(
                 cell.refusal_kind or RefusalKind.OTHER,
                 _message(cell),
                 _keyword(cell),
+                cell.refusal.path if cell.refusal is not None else None,
             )
             (refused if item.kind is RefusalKind.SCHEMA else limits).append(item)
     chosen = next((d for d in PERMISSIVENESS if carried_by(cells, d, good)), None)
@@ -100,6 +101,9 @@ def decide_dialect(
         best = max(PERMISSIVENESS, key=lambda d: (accepted[d], -PERMISSIVENESS.index(d)))
     anchor = chosen or best
     unplaced = [c for c in good if anchor is None or not _carries(by.get((c, anchor)))]
+    excepted = _excepted(unplaced, by, best) if best is not None else ()
+    if excepted:
+        chosen, best = best, None
     carriers = {
         case: tuple(
             d for (c, d), cell in by.items() if c == case and cell.outcome is Outcome.ACCEPTED
@@ -121,8 +125,58 @@ def decide_dialect(
         and any(cell.outcome is Outcome.ACCEPTED for (k, _), cell in by.items() if k == c)
     )
     return DialectVerdict(
-        chosen, chain, tuple(refused), tuple(limits), carriers, accepted_invalid, best, unsettled
+        chosen,
+        chain,
+        tuple(refused),
+        tuple(limits),
+        carriers,
+        accepted_invalid,
+        best,
+        unsettled,
+        excepted,
     )
+
+
+EXCEPTABLE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
+"""Refusals that speak of the case itself: a rate limit says "later", a refusal of the endpoint
+(no tools, auth, quota, no such model) says nothing of one case."""
+
+
+def _excepted(
+    unplaced: Sequence[str], by: dict[tuple[str, Trial], Cell], anchor: Dialect
+) -> tuple[CaseRefusal, ...]:
+    """The verdict's exceptions, or none: every case ``anchor`` did not carry was refused in
+    every dialect the stage tried, each for one reason (llama-cpp-python's 500 for a tool
+    without ``parameters``, vector llamacpp-python-500-validation-error-names-the-tool-field).
+    A case with a failed request, an acceptance or two reasons makes no exception."""
+    tried = {d for _, d in by if d in PERMISSIVENESS}
+    found: list[CaseRefusal] = []
+    for case in unplaced:
+        cells = {d: cell for (c, d), cell in by.items() if c == case and d in PERMISSIVENESS}
+        if set(cells) != tried or anchor not in cells:
+            return ()
+        if any(c.outcome is not Outcome.REFUSED or c.refusal is None for c in cells.values()):
+            return ()
+        reasons = {_reason(c) for c in cells.values()}
+        if len(reasons) != 1 or next(iter(reasons))[0] not in EXCEPTABLE:
+            return ()
+        cell = cells[anchor]
+        refusal = cell.refusal
+        assert refusal is not None
+        found.append(
+            CaseRefusal(case, anchor, refusal.kind, refusal.message, refusal.keyword, refusal.path)
+        )
+    return tuple(found)
+
+
+def _reason(cell: Cell) -> tuple[RefusalKind, str | None, str | None, str | None]:
+    """What a refusal says of its case: the kind, the keyword, the place without the tool's
+    position in its request, and for an unclassified refusal its words."""
+    refusal = cell.refusal
+    assert refusal is not None
+    place = re.sub(r"(?<=tools)(?:\[\d+\]|\.\d+)", "", refusal.path or "") or None
+    words = refusal.message if refusal.kind is RefusalKind.OTHER else None
+    return refusal.kind, refusal.keyword, place, words
 
 
 def rates(cells: Sequence[Cell], stage: Stage) -> Rates:
@@ -231,13 +285,14 @@ def decide(
             "the model copied the escaped form, which no parser reads (llama-cpp-python's "
             "chatml-function-calling handler renders its Jinja template with autoescape on)."
         )
+    findings += _unparsed(cells)
     for rates_, name in ((native, "native"), (words, "words")):
         if rates_.failed:
             findings.append(
                 f"{rates_.failed} {name} prompt{'s' * (rates_.failed != 1)} got no usable "
                 "reply and are left out of the rates."
             )
-    options = _options(native, words, cells, leaks)
+    options = routes(native, words, cells, leaks)
     if options:
         best = options[0]
         reason += f" Best measured: {best.route.phrase}, {best.share}."
@@ -258,55 +313,6 @@ def decide(
     )
 
 
-def _options(
-    native: Rates, words: Rates, cells: Sequence[Cell], leaks: Sequence[Leak]
-) -> tuple[Option, ...]:
-    """The routes an app can take, each with what the probe measured, best first.
-
-    Reading calls from the text counts the native passes plus the leaked replies whose calls,
-    read from the text, pass. A server fix would return those same calls natively, so its
-    rate is that count as an upper bound: the probe never ran the fixed server.
-    """
-    found: list[Option] = []
-    if native.total:
-        found.append(
-            Option(Route.NATIVE, native.passed, native.total, "Pass the tools natively as is.")
-        )
-    if native.total and leaks:
-        read = native.passed + sum(
-            isinstance(c.facts, NativeFacts)
-            and c.facts.leak is not None
-            and c.facts.leak.read_passes is True
-            for c in cells
-            if c.stage is Stage.NATIVE and c.outcome is Outcome.LEAKED
-        )
-        # The fix of the format most cells leaked in: the one that moves the most replies.
-        fix = max(leaks, key=lambda leak: len(leak.cells)).fix
-        found.append(Option(Route.NATIVE_AFTER_FIX, read, native.total, fix, bound=True))
-        found.append(
-            Option(
-                Route.FROM_TEXT,
-                read,
-                native.total,
-                "Pass the tools natively and, when a reply has no calls, read them from its "
-                "text as a tolerant client does (conchcheck.read_calls).",
-            )
-        )
-    if words.total:
-        found.append(
-            Option(
-                Route.WORDS,
-                words.passed,
-                words.total,
-                "List the tools in the system prompt and read the calls from the reply text "
-                "(conchcheck.render_tools, conchcheck.read_calls).",
-            )
-        )
-    order = list(Route)
-    # Best rate first; on a tie the simpler route (native as is, before any fix or reader).
-    return tuple(sorted(found, key=lambda o: (-o.rate, order.index(o.route))))
-
-
 def _escaped_openers(cells: Sequence[Cell]) -> list[str]:
     """The prompt cells whose reply held an HTML-escaped call opener."""
     return [
@@ -316,6 +322,21 @@ def _escaped_openers(cells: Sequence[Cell]) -> list[str]:
         and c.reply is not None
         and any(f.code == "html_escaped_call_markers" for f in c.reply.findings)
     ]
+
+
+def _unparsed(cells: Sequence[Cell]) -> list[str]:
+    """A finding for each mode whose prompts got output the server couldn't parse, naming the
+    cause in the server's words (llama-server's peg-native 500)."""
+    found = []
+    for stage in (Stage.NATIVE, Stage.WORDS):
+        mine = [c for c in cells if c.stage is stage and c.outcome is Outcome.UNPARSED_BY_SERVER]
+        if mine:
+            count = len(mine)
+            found.append(
+                f"{count} {stage.value} prompt{'s' * (count != 1)} got output the server "
+                f"couldn't parse, so no call reached the client. {mine[0].detail}"
+            )
+    return found
 
 
 def _leaks(cells: Sequence[Cell]) -> tuple[Leak, ...]:

@@ -27,6 +27,7 @@ LAYER_OF = {
     "sources": "sources",
     "results": "results",
     "verdict": "results",
+    "advice": "results",
     "probe": "probe",
     "report": "report",
     "gate": "gate",

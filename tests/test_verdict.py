@@ -279,3 +279,63 @@ def test_cell_labels() -> None:
         == "error:timeout"
     )
     assert prompt_cell("native", 1, Outcome.PASS).label == "pass"
+
+
+DIALECTS = ("permissive", "anthropic", "gemini", "strict")
+E = Outcome.ERROR
+
+
+def everywhere(
+    case: str, outcome: Outcome = R, kind: str | None = "schema", **by: Any
+) -> list[Cell]:
+    """``case`` in every dialect: ``outcome`` and ``kind``, or per dialect ``(outcome, kind,
+    keyword)`` in ``by``."""
+    cells = []
+    for dialect in DIALECTS:
+        got, what, keyword = by.get(dialect, (outcome, kind, None))
+        cells.append(dialect_cell(case, dialect, got, what if got is R else None, keyword))
+    return cells
+
+
+@pytest.mark.parametrize(
+    ("odd", "dialect", "excepted", "best"),
+    [
+        pytest.param(everywhere("no-params"), "permissive", ["no-params"], None,
+                     id="one-case-refused-everywhere-for-one-reason"),
+        pytest.param([*everywhere("no-params"), *everywhere("no-desc")], "permissive",
+                     ["no-desc", "no-params"], None, id="two-such-cases-both-excepted"),
+        pytest.param(everywhere("no-params", gemini=(R, "schema", "$ref")), None, [],
+                     "permissive", id="different-keywords-are-different-reasons"),
+        pytest.param(everywhere("no-params", strict=(R, "other", None)), None, [],
+                     "permissive", id="different-kinds-are-different-reasons"),
+        pytest.param(everywhere("no-params", anthropic=(E, None, None)), None, [], "permissive",
+                     id="a-failed-request-is-never-evidence"),
+        pytest.param(everywhere("no-params", kind="rate_limit"), None, [], "permissive",
+                     id="a-rate-limit-everywhere-says-later-not-except"),
+        pytest.param([*everywhere("no-params"), *everywhere("n2", anthropic=(E, None, None))],
+                     None, [], "permissive", id="every-uncarried-case-must-qualify"),
+    ],
+)  # fmt: skip
+def test_the_almost_verdict(
+    odd: list[Cell], dialect: str | None, excepted: list[str], best: str | None
+) -> None:
+    carried = [dialect_cell(case, d, A) for case in ("a", "b") for d in DIALECTS]
+    verdict = decide_dialect([*carried, *odd], family="permissive")
+    assert (verdict.dialect, sorted(r.case for r in verdict.excepted), verdict.best) == (
+        dialect,
+        excepted,
+        best,
+    )
+    assert all(r.dialect == "permissive" and r.kind is RefusalKind.SCHEMA for r in verdict.excepted)
+
+
+def test_an_exception_names_its_reason_without_the_tools_position() -> None:
+    refusal = Refusal(
+        RefusalKind.SCHEMA, 500, "1 validation error", path="tools[19].function.parameters"
+    )
+    cells = [dialect_cell("a", d, A) for d in DIALECTS] + [
+        Cell(f"dialect/{d}/np", Stage.DIALECT, "np", R, dialect=d, refusal=refusal)
+        for d in DIALECTS
+    ]
+    verdict = decide_dialect(cells, family="permissive")
+    assert verdict.exceptions == "np (schema: function.parameters)"

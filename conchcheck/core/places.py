@@ -38,6 +38,11 @@ _PATHS = (
     re.compile(r"\b(response_format/[\w/$-]{1,2000})"),
 )
 _IN_CONTEXT = re.compile(r"In context=\([^)]{0,2000}\)")
+# FastAPI's request-validation errors locate the field as a tuple or a list of its keys:
+# ('body', 'tools', 0, 'function', 'parameters') (llama-cpp-python's 500, vector
+# llamacpp-python-500-validation-error-names-the-tool-field; JSON in FastAPI's own 422).
+_LOC = re.compile(r"""['"]loc['"]: ?[\[(]['"]body['"], ?(['"]tools['"][^\])]{0,2000})[\])]""")
+_LOC_PART = re.compile(r"""['"]([^'"]{1,200})['"]|(\d{1,9})""")
 _DECL_INDEX = re.compile(r"function_?[dD]eclarations\[(\d{1,9})\]")
 _TOOL_INDEX = re.compile(r"\btools(?:\[(\d{1,9})\]|\.(\d{1,9})\b)")
 
@@ -140,6 +145,8 @@ def schema_place(
         # first (fieldViolations[0]), not the first unknown name in the text.
         unknown = next((m for m in _UNKNOWN_NAME.finditer(text) if m.group(2) == field), None)
     path = field or param or (unknown.group(2) if unknown else None)
+    if path is None and (loc := _LOC.search(text)) is not None:
+        path = _loc_path(loc.group(1))
     for pattern in _PATHS:
         if path is not None:
             break
@@ -151,6 +158,14 @@ def schema_place(
     # OpenAI's "In context=('properties', 'x')" names a place, not a keyword
     # (vector openai-array-missing-items-context-is-path).
     return path, _find_keyword(_IN_CONTEXT.sub("", text), path)
+
+
+def _loc_path(loc: str) -> str:
+    """``tools[0].function.parameters`` for the keys ``'tools', 0, 'function', 'parameters'``."""
+    path = ""
+    for name, index in _LOC_PART.findall(loc):
+        path += f"[{index}]" if index else f".{name}" if path else name
+    return path
 
 
 def _find_keyword(text: str, path: str | None) -> str | None:
@@ -198,6 +213,8 @@ def _strip_schemas(text: str) -> str:
 
 def tool_index(text: str) -> int | None:
     """The index of the tool ``text`` names (a function declaration's, for Gemini), or None."""
+    if (loc := _LOC.search(text)) is not None:
+        text = _loc_path(loc.group(1))
     # Gemini nests every function in tools[0]; the function_declarations index names the tool.
     found = _DECL_INDEX.search(text) or _TOOL_INDEX.search(text)
     return int(next(group for group in found.groups() if group)) if found else None

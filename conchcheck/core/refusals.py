@@ -82,7 +82,11 @@ _SCHEMA = re.compile(
     r"|grammar is not valid"
     # llama.cpp's Responses endpoint takes function tools only: the tool entry is refused
     # (vector llamacpp-responses-type-of-tool-must-be-function-is-schema).
-    r"|'type' of tool must be",
+    r"|'type' of tool must be"
+    # A request-validation error (FastAPI's, pydantic's) whose location is a tool's field, as a
+    # Python repr or as JSON: llama-cpp-python sends it as a 500, LiteLLM wraps it in words of
+    # its own (vectors llamacpp-python-500-validation-error-names-the-tool-field, ...).
+    r"""|['"]loc['"]: ?[\[(]['"]body['"], ?['"]tools['"], ?\d""",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
 # (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found

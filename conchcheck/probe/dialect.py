@@ -25,7 +25,7 @@ from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import Cell, Outcome, SchemaFacts, Stage
 from conchcheck.verdict import STRICT_MODE, carried_by, exploration_order
 from conchcheck.wire.chat import ChatRequest, Message, Role
-from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied, Unparsed
 from conchcheck.wire.providers import ApiFamily
 
 JSON_SCHEMA = AsWritten.JSON_SCHEMA
@@ -196,7 +196,9 @@ class Exploration:
         exchange = await self.ctx.send(request, asker)
         self.spent += exchange.attempts
         match exchange.outcome:
-            case Replied():
+            case Replied() | Unparsed():
+                # Output the server couldn't parse is still output: the model ran on these
+                # tools, so the request and its schemas were accepted.
                 self.settle(todo, dialect, exchange, Outcome.ACCEPTED)
             case Failed():
                 self.settle(todo, dialect, exchange, Outcome.ERROR)
@@ -272,6 +274,11 @@ class Exploration:
                 detail = error.detail
             case Replied():
                 detail = f"Accepted{together}."
+            case Unparsed(failure):
+                detail = (
+                    f"Accepted{together}: the model generated output the server couldn't "
+                    f"parse ({failure.message})"
+                )
         for case in cases:
             cell = exchange_cell(
                 f"dialect/{dialect}/{case.id}",

@@ -39,7 +39,7 @@ from conchcheck.verdict import decide, decide_dialect
 from conchcheck.wire import adapter_for
 from conchcheck.wire.catalogue import Catalogues
 from conchcheck.wire.chat import ChatRequest, Message, Role
-from conchcheck.wire.exchange import Failed, Refused, Replied, WireErrorKind
+from conchcheck.wire.exchange import Failed, Refused, Replied, Unparsed, WireErrorKind
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.providers import Target
 from conchcheck.wire.transport import Transport, Wire
@@ -208,6 +208,9 @@ class Probe:
         match exchange.outcome:
             case Replied():
                 outcome, detail = Outcome.PASS, "The target answered a plain chat request."
+            case Unparsed(failure):
+                # The model answered; only the server's reading of it failed: reachable.
+                outcome, detail = Outcome.UNPARSED_BY_SERVER, failure.cause
             case Refused(refusal):
                 outcome, detail = Outcome.REFUSED, refusal.message
                 if refusal.kind in UNUSABLE_REFUSALS:

@@ -23,7 +23,7 @@ from conchcheck.results import (
     StreamFacts,
 )
 from conchcheck.wire.chat import Finding, Reply, ToolCall
-from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied, Unparsed
 
 BODY_LIMIT = 6000
 """Characters of a request body kept in a cell (the rest is counted, not kept)."""
@@ -44,7 +44,7 @@ def reply_evidence(exchange: Exchange) -> ReplyEvidence | None:
     match exchange.outcome:
         case Replied(reply):
             read = reply
-        case Refused(_, partial):
+        case Refused(_, partial) | Unparsed(_, partial):
             read = partial
         case Failed(error):
             read = error.partial

@@ -60,7 +60,8 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     exchange = await ctx.send(sent, cell_id)
     fields: dict[str, Any] = {"mode": check}
     if not isinstance(exchange.outcome, Replied):
-        return ctx.record(unanswered(cell_id, Stage.FOLLOW_UP, prompt.id, exchange, **fields))
+        cell = unanswered(cell_id, Stage.FOLLOW_UP, prompt.id, exchange, tools, **fields)
+        return ctx.record(cell)
     text = exchange.outcome.reply.text
     if not native:
         text = read_calls(text, tools).text

@@ -3,6 +3,8 @@
 Native calls are read against each tool's original schema (root wrapping undone); calls in
 words are read with ``read_calls``. Both are judged strictly against the prompt's
 expectation. A refusal or a failed request is carried as it is: never a pass, never a miss.
+Output the server couldn't parse is the model's answer: its own outcome, with the call read
+from what the server quotes of it, when it quotes any.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import ChoiceMode, Tool
+from conchcheck.core.unparsed import ParseFailure
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
@@ -32,7 +35,7 @@ from conchcheck.results import (
     Stage,
 )
 from conchcheck.wire.chat import Finding, Reply, ToolCall
-from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied
+from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied, Unparsed
 
 _OUTCOMES = {
     Judgement.PASS: Outcome.PASS,
@@ -70,9 +73,19 @@ def read_native(
     return out
 
 
-def unanswered(cell_id: str, stage: Stage, case: str, exchange: Exchange, **fields: Any) -> Cell:
-    """The cell of a prompt that got no reply to judge: refused, or failed."""
+def unanswered(
+    cell_id: str,
+    stage: Stage,
+    case: str,
+    exchange: Exchange,
+    tools: Sequence[Tool] = (),
+    **fields: Any,
+) -> Cell:
+    """The cell of a prompt that got no reply to judge: refused, unparsed by the server (the
+    model's output read against ``tools``, where the server quotes it), or failed."""
     match exchange.outcome:
+        case Unparsed(failure, partial):
+            return _unparsed(cell_id, stage, case, exchange, failure, partial, tools, **fields)
         case Refused(refusal):
             return exchange_cell(
                 cell_id,
@@ -110,7 +123,7 @@ def judge_native(
     instead (the server didn't parse them) are read too, and the cell says they leaked."""
     common: dict[str, Any] = {"mode": CellMode.NATIVE, "attempt": attempt, "dialect": dialect}
     if not isinstance(exchange.outcome, Replied):
-        return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, **common)
+        return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, tools, **common)
     reply = exchange.outcome.reply
     read = read_native(reply, tools, dialect)
     good = [(c.name, r.arguments) for c, r in read if r is not None and r.ok]
@@ -195,6 +208,41 @@ def _forcing_ignored(prompt: Prompt, called: Sequence[str | None]) -> str | None
     )
 
 
+def _unparsed(
+    cell_id: str,
+    stage: Stage,
+    case: str,
+    exchange: Exchange,
+    failure: ParseFailure,
+    partial: Reply | None,
+    tools: Sequence[Tool],
+    **fields: Any,
+) -> Cell:
+    """Output the server couldn't parse (llama-server's 500 "does not match the expected
+    peg-native format", vector llamacpp-500-output-does-not-match-peg-native): the model's
+    answer, with the calls read from the output where the server quotes it or streamed it."""
+    output = failure.output if failure.output is not None else (partial.text if partial else "")
+    read = read_calls(output, tools).calls if output.strip() and tools else ()
+    detail = failure.cause
+    if read:
+        names = ", ".join(dict.fromkeys(c.name or "?" for c in read))
+        detail += f" Its output held a call to {names}."
+    elif not output.strip():
+        detail += " The server quoted none of the output."
+    finding = Finding("server_could_not_parse_output", f"{failure.cause} {failure.message}")
+    return exchange_cell(
+        cell_id,
+        stage,
+        case,
+        exchange,
+        outcome=Outcome.UNPARSED_BY_SERVER,
+        detail=detail,
+        reading=_words_reading(read, output, 0, "") if output.strip() else None,
+        findings=(finding,),
+        **fields,
+    )
+
+
 def _leaked(reply: Reply, tools: Sequence[Tool]) -> tuple[WordsCall, ...]:
     """Calls written in the text of a native reply, as a tolerant client would find them."""
     return read_calls(reply.text, tools, cut_off=reply.cut_off).calls
@@ -211,7 +259,7 @@ def judge_words(
     """A words prompt's cell: the calls written in the reply's text read and judged."""
     common: dict[str, Any] = {"mode": CellMode.WORDS, "attempt": attempt}
     if not isinstance(exchange.outcome, Replied):
-        return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, **common)
+        return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, tools, **common)
     reply = exchange.outcome.reply
     reading = read_calls(reply.text, tools, cut_off=reply.cut_off)
     good = [(c.name, c.arguments) for c in reading.calls if c.ok and c.name]

@@ -109,10 +109,12 @@ def verdict_line(result: ProbeResult) -> Inline:
         return (Bold(result.target), " — ", why)
     dialect = verdict.dialect.dialect or "none fits"
     native, words = verdict.native, verdict.words
+    excepted = verdict.dialect.exceptions
     return (
         Bold(result.target),
         " — dialect ",
         Bold(dialect),
+        *((", except: ", excepted) if excepted else ()),
         ", mode ",
         Bold(verdict.mode.value),
         f" (native {native.passed}/{native.total}, {native.clean} clean; "
@@ -148,6 +150,14 @@ def _dialect(result: ProbeResult) -> list[Block]:
             if verdict.dialect
             else ("No dialect in the chain carried every case.",)
         )
+        if verdict.dialect and verdict.excepted:
+            chosen = (
+                "Chosen: ",
+                Bold(verdict.dialect),
+                ", except what every dialect tried refused for one reason: ",
+                verdict.exceptions,
+                ".",
+            )
         blocks.append(Para(("Chain: ", " → ".join(verdict.chain), ". ", *chosen)))
     rows: list[tuple[str | Marks, ...]] = []
     for case in cases:

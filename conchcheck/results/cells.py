@@ -43,6 +43,9 @@ class Outcome(Name):
     """A native prompt whose call came back in the reply's text: the server didn't parse it."""
     UNWANTED_CALL = "unwanted_call"
     CUT_OFF = "cut_off"
+    UNPARSED_BY_SERVER = "unparsed_by_server"
+    """The model answered, and the server couldn't parse its output (a 5xx saying so): the
+    model's answer, never a refusal; a dialect cell so answered was accepted."""
     REFUSED = "refused"
     ERROR = "error"
     SKIPPED = "skipped"

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -32,6 +33,15 @@ class CaseRefusal:
     kind: RefusalKind
     message: str
     keyword: str | None = None
+    path: str | None = None
+    """The place the refusal names (``tools[19].function.parameters``), when it names one."""
+
+    @property
+    def reason(self) -> str:
+        """``schema: function.parameters``: the kind and what it names, the tool's position left
+        out (it is the position in one request, not the case's)."""
+        named = self.keyword or (re.sub(r"^tools(?:\[\d+\]|\.\d+)\.?", "", self.path or "") or None)
+        return f"{self.kind.value}: {named}" if named else self.kind.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,23 @@ class DialectVerdict:
     unsettled: tuple[Dialect, ...] = ()
     """Dialects more permissive than the verdict that no schema refusal ruled out (their
     requests failed): the verdict stands on what was settled."""
+    excepted: tuple[CaseRefusal, ...] = ()
+    """The verdict "``dialect``, except: …": the valid cases no dialect carried, each refused in
+    every dialect tried for one reason (its refusal in ``dialect``); ``dialect`` carried every
+    other valid case."""
+
+    @property
+    def short(self) -> str:
+        """``permissive``, ``permissive except no-parameters``, or ``none``: for a table cell."""
+        chosen = self.dialect.value if self.dialect else "none"
+        excepted = ", ".join(r.case for r in self.excepted)
+        return f"{chosen} except {excepted}" if excepted else chosen
+
+    @property
+    def exceptions(self) -> str:
+        """``no-parameters (schema: function.parameters)``, each excepted case with its reason;
+        empty when there are none."""
+        return "; ".join(f"{r.case} ({r.reason})" for r in self.excepted)
 
 
 @dataclass(frozen=True, slots=True)

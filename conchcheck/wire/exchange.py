@@ -1,5 +1,6 @@
-"""One request and what came of it, as a value: the model replied, the provider refused, or
-the request failed. Every caller matches on ``Exchange.outcome``; nobody re-derives it.
+"""One request and what came of it, as a value: the model replied, the provider refused, the
+server couldn't parse the model's output, or the request failed. Every caller matches on
+``Exchange.outcome``; nobody re-derives it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import TypeAlias
 
 from conchcheck.core.jsontypes import JsonObject
 from conchcheck.core.refusals import Refusal
+from conchcheck.core.unparsed import ParseFailure
 from conchcheck.wire.chat import Reply
 
 
@@ -57,6 +59,19 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
+class Unparsed:
+    """The model answered, but the server couldn't parse its output (a 5xx saying so).
+
+    Not a refusal: the request and its tools were accepted, and the model generated. At
+    temperature 0 the same request gets the same output, so it is never sent again.
+    """
+
+    failure: ParseFailure
+    partial: Reply | None = None
+    """What a 2xx stream carried before its error event: the output as the server streamed it."""
+
+
+@dataclass(frozen=True, slots=True)
 class Failed:
     """No usable reply: connection, time-out, too large, a redirect, or a 2xx of another shape.
 
@@ -66,7 +81,7 @@ class Failed:
     error: WireError
 
 
-RequestOutcome: TypeAlias = Replied | Refused | Failed
+RequestOutcome: TypeAlias = Replied | Refused | Unparsed | Failed
 
 
 def carried(outcome: RequestOutcome) -> Reply | None:
@@ -75,6 +90,8 @@ def carried(outcome: RequestOutcome) -> Reply | None:
         case Replied(reply):
             return reply
         case Refused(_, partial):
+            return partial
+        case Unparsed(_, partial):
             return partial
         case Failed(error):
             return error.partial
@@ -104,7 +121,7 @@ class Exchange:
         match self.outcome:
             case Replied(reply):
                 return reply
-            case Refused(_, partial):
+            case Refused(_, partial) | Unparsed(_, partial):
                 return partial
             case Failed():
                 return None
@@ -113,6 +130,11 @@ class Exchange:
     def refusal(self) -> Refusal | None:
         """The classified refusal, when the provider refused."""
         return self.outcome.refusal if isinstance(self.outcome, Refused) else None
+
+    @property
+    def unparsed(self) -> ParseFailure | None:
+        """What the server said of the output it couldn't parse, when it said so."""
+        return self.outcome.failure if isinstance(self.outcome, Unparsed) else None
 
     @property
     def error(self) -> WireError | None:

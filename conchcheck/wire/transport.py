@@ -25,7 +25,8 @@ import anyio
 import httpx
 
 from conchcheck.core.nesting import text_too_deep
-from conchcheck.core.refusals import RefusalKind, classify
+from conchcheck.core.refusals import Refusal, RefusalKind, classify
+from conchcheck.core.unparsed import read_parse_failure
 from conchcheck.wire.adapter import ChatAdapter, Framing, WireRequest, WireShapeError, trim
 from conchcheck.wire.chat import ChatRequest
 from conchcheck.wire.exchange import (
@@ -34,6 +35,7 @@ from conchcheck.wire.exchange import (
     Refused,
     Replied,
     RequestOutcome,
+    Unparsed,
     WireError,
     WireErrorKind,
     carried,
@@ -154,6 +156,7 @@ class Wire:
             return exchange(_failed(WireErrorKind.INSECURE, detail), 0)
         spent = 0.0
         attempt = 0
+        previous: _Attempt | None = None
         while True:
             if gate is not None and not gate.admit():
                 detail = "The probe's request budget is spent; the request was not sent."
@@ -166,6 +169,9 @@ class Wire:
             wait = self._retry_wait(result.outcome, attempt)
             if wait is None or spent + wait > self.policy.retry_budget:
                 return exchange(result, attempt, latency)
+            if previous is not None and _same_error(previous, result, request):
+                return exchange(result, attempt, latency)
+            previous = result
             if gate is not None and not gate.admit(peek=True):
                 # The budget would refuse the retry: keep what came, don't wait for nothing.
                 return exchange(result, attempt, latency)
@@ -197,7 +203,9 @@ class Wire:
             case Failed(error):
                 if error.kind not in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT):
                     return None
-            case Replied():
+            case Replied() | Unparsed():
+                # An answer, even one the server couldn't parse: asking again asks the model
+                # again, and at temperature 0 it writes the same output.
                 return None
         base = min(self.policy.max_wait, self.policy.backoff * 2 ** (attempt - 1))
         wait: float = round(base * (0.5 + self.jitter() / 2), 3)
@@ -295,6 +303,9 @@ class Wire:
         text = scrub(trim(decoded), secrets)
         if not 200 <= status < 300:
             whole = scrub(decoded, secrets)
+            failure = read_parse_failure(status, whole)
+            if failure is not None:
+                return _Attempt(Unparsed(failure), status, text)
             # The refusal's fields are read out of JSON, so a key escaped there (\u0073k-…)
             # comes back whole: scrubbed again as read.
             refusal = scrub_value(classify(status, whole, dict(response.headers)), secrets)
@@ -322,6 +333,10 @@ class Wire:
         reply, text = scrub_reply(reply, text, secrets)
         inner = reply.refusal
         if inner is not None:
+            # llama-server throws its parse failure after a stream's headers: an error event.
+            failure = read_parse_failure(status, inner.message, in_stream=True)
+            if failure is not None:
+                return _Attempt(Unparsed(failure, reply), status, text)
             return _Attempt(Refused(inner, reply), status, text)
         return _Attempt(Replied(reply), status, text)
 
@@ -358,6 +373,33 @@ class _Attempt:
     outcome: RequestOutcome
     status: int | None = None
     body: str = ""
+
+
+_TRANSIENT_STATUS = frozenset({429, 502, 503, 504, 529})
+"""Statuses that speak of the server's load or a hop on the way, not of the request: the same
+body twice (Anthropic's 529 "Overloaded" always reads alike) still says "later"."""
+
+
+def _same_error(before: _Attempt, now: _Attempt, request: ChatRequest) -> bool:
+    """Whether ``now`` repeats ``before``'s error word for word for a request at temperature 0:
+    the same request would get it again (llama-cpp-python's 500 for a request its validation
+    refuses, vector llamacpp-python-500-validation-error-names-the-tool-field)."""
+    if request.temperature != 0 or now.status != before.status or now.body != before.body:
+        return False
+    match now.outcome, before.outcome:
+        case Refused(refusal), Refused(earlier):
+            return refusal == earlier and not _transient(refusal)
+        case _:
+            return False
+
+
+def _transient(refusal: Refusal) -> bool:
+    return (
+        refusal.kind is RefusalKind.RATE_LIMIT
+        or refusal.status in _TRANSIENT_STATUS
+        or refusal.code == "overloaded_error"
+        or refusal.retry_after is not None
+    )
 
 
 def _failed(kind: WireErrorKind, detail: str, status: int | None = None) -> _Attempt:

@@ -116,7 +116,7 @@ def test_read_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     assert str(caught.value) == (
         f"{path}:915: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'leaked', 'unwanted_call', "
-        "'cut_off', 'refused', 'error', 'skipped']."
+        "'cut_off', 'unparsed_by_server', 'refused', 'error', 'skipped']."
     )
 
 

@@ -32,7 +32,8 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 tbody th{background:#fff;position:sticky;left:0;font-weight:600}
 td button{font:inherit;border:0;background:none;cursor:pointer;padding:0;color:inherit}
-#matrix th,#matrix td{white-space:normal}#matrix tbody th{min-width:9rem;max-width:16rem;overflow-wrap:anywhere}
+#matrix th,#matrix td{white-space:normal}
+#matrix tbody th{min-width:9rem;max-width:16rem;overflow-wrap:anywhere}
 td.wrap{min-width:12rem;max-width:20rem}h2{font-size:1.1rem;margin:1rem 0 .3rem}
 %(status)s
 dialog{max-width:70rem;width:90vw}dialog h3{margin:.6rem 0 .2rem}

@@ -244,6 +244,13 @@ def _dialect(verdict: DialectVerdict, cells: Sequence[Cell]) -> Mark:
             unsettled = ", ".join(d.value for d in verdict.unsettled)
             why = f"Chosen, but {unsettled} could not be settled."
             return Mark(Status.PARTIAL, chosen.value, why, rank, shown)
+        if verdict.excepted:
+            text = f"{chosen.value} except {', '.join(r.case for r in verdict.excepted)}"
+            why = (
+                "Every other valid case was carried; refused in every dialect tried: "
+                f"{verdict.exceptions}."
+            )
+            return Mark(Status.PARTIAL, text, why, rank, shown)
         text = chosen.value
         return Mark(Status.PASS, text, "Every valid schema case was carried.", rank, shown)
     best = verdict.best
