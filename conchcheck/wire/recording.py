@@ -37,6 +37,8 @@ KEPT_HEADERS = frozenset(
     | {"x-ratelimit-reset-tokens", "anthropic-ratelimit-requests-reset"}
 )
 """Reply headers a probe reads (framing, decoding, waits); the rest are not kept."""
+DEADLINE = ("Deadline", "The attempt's deadline passed before the reply was complete.")
+"""The error of an exchange cancelled at its deadline; replayed as the same deadline."""
 _ERRORS: dict[str, type[httpx.TransportError]] = {
     cls.__name__: cls
     for cls in (
@@ -197,6 +199,11 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         except httpx.TransportError as exc:
             kept.error = (type(exc).__name__, held().text(str(exc)))
             raise
+        except BaseException:
+            # Cancelled: the attempt's deadline passed (a loaded machine). Kept as such, so a
+            # replay meets the same deadline instead of an empty reply.
+            kept.error = DEADLINE
+            raise
         kept.status = response.status_code
         kept.headers = [
             (k.lower(), held().text(v))
@@ -214,6 +221,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                     break
         except httpx.TransportError as exc:
             kept.error = (type(exc).__name__, held().text(str(exc)))
+        except BaseException:
+            kept.error = DEADLINE
+            raise
         finally:
             await response.aclose()
             kept.body = b"".join(chunks)[: self.max_body + 1]
@@ -252,6 +262,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         index = next((i for i, e in enumerate(queue) if asker and e.asker == asker), 0)
         kept = queue.pop(index)
         if kept.status is None and kept.error is not None:
+            if kept.error == DEADLINE:
+                raise TimeoutError(DEADLINE[1])
             raise _ERRORS.get(kept.error[0], httpx.ConnectError)(kept.error[1], request=request)
         return _response(kept, request)
 
@@ -296,6 +308,8 @@ class _Body(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         for chunk in _pieces(self.body):
             yield chunk
+        if self.error == DEADLINE:
+            raise TimeoutError(DEADLINE[1])
         if self.error is not None:
             raise _ERRORS.get(self.error[0], httpx.ReadError)(self.error[1])
 

@@ -175,3 +175,49 @@ def test_the_same_request_from_two_cells_gets_each_its_own_reply(
         return [await ask(asker) for asker in askers]
 
     assert asyncio.run(both()) == served
+
+
+def test_a_reply_cut_at_its_deadline_replays_as_the_same_deadline(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request cancelled at its deadline (a loaded machine: llama-server slots past 120 s)
+    was kept with no status and no error, and replayed as an empty reply. It is kept as the
+    deadline, and the replay meets the same deadline, to the same results."""
+    import time
+
+    from tests.emulators.model import Answer, Asked
+
+    correct = oracle(MATRIX)
+
+    def slow_weather(asked: Asked) -> Answer:
+        if asked.tools and asked.messages[-1]["content"].startswith(
+            "What's the weather in Paris in"
+        ):
+            time.sleep(1.5)
+        return correct(asked)
+
+    monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
+    server = serve(OpenAIEmulator(slow_weather))
+    recording = tmp_path / "slow.recording.json"
+    code, _, err = run(
+        "openrouter:qwen/qwen3-8b", "--base-url", server.url + "/v1", "--timeout", "0.5",
+        "--out", str(tmp_path / "live"), "--record", str(recording),
+    )  # fmt: skip
+    assert code == 0, err
+    cut = [e for e in json.loads(recording.read_text())["exchanges"] if e["error"]]
+    assert {e["asker"] for e in cut} == {
+        "native/weather-enum/1",
+        "follow_up/streaming/weather-enum/False",
+        "follow_up/streaming/weather-enum/True",
+    }
+    assert {(e["status"], e["error"]["type"]) for e in cut} == {(None, "Deadline")}
+    code, _, err = run(
+        "openrouter:qwen/qwen3-8b", "--timeout", "0.5", "--out", str(tmp_path / "again"),
+        "--replay", str(recording),
+    )  # fmt: skip
+    assert code == 0, err
+    again = normalised(tmp_path / "again" / "results.json")
+    assert again == normalised(tmp_path / "live" / "results.json")
+    (cell,) = [c for c in again["cells"] if c["id"] == "native/weather-enum/1"]
+    assert cell["outcome"] == "error"
+    assert cell["detail"].startswith("No complete reply within the 0.5 s deadline")
