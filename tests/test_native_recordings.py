@@ -95,14 +95,33 @@ def test_chat_catalogue_and_rates(runs: dict[str, dict[str, Any]]) -> None:
     catalogue = next(c for c in chat["cells"] if c.stage is Stage.CATALOGUE)
     assert catalogue.facts == CatalogueFacts(None, True, 2048)
     verdict = chat["result"].verdict
-    assert verdict.native.total == 11
-    assert verdict.native.passed >= 7
+    # 8 of 11 as measured by hand; the model's own template gave 1 of 11 (qwen-coder.default).
+    assert (verdict.native.passed, verdict.native.total) == (8, 11)
+    assert (verdict.words.passed, verdict.words.total) == (6, 11)
+    passed = sorted(case for case, c in native(chat).items() if c.outcome is Outcome.PASS)
+    assert passed == [
+        "boolean-argument", "choose-among-ten", "follow-up-code-word", "forced-choice",
+        "integer-argument", "no-tool-needed", "remember-fact", "weather-enum",
+    ]  # fmt: skip
+    assert (
+        (chat["out"] / "report.md")
+        .read_text()
+        .startswith(
+            "**llamacpp:qwen2.5-coder-0.5b** — dialect **permissive**, mode **native** "
+            "(native 8/11, 8 clean; words 6/11, 6 clean)"
+        )
+    )
 
 
 def test_a_fenced_call_is_the_servers_500(runs: dict[str, dict[str, Any]]) -> None:
     cells = native(runs["chat"])
     unparsed = [c for c in cells.values() if c.reply is not None and c.reply.status == 500]
-    assert unparsed
+    # The model fenced its JSON for these three; the template's parser failed on the fence.
+    assert sorted(c.case for c in unparsed) == [
+        "nested-object",
+        "parallel-calls",
+        "three-arguments",
+    ]
     for cell in unparsed:
         assert cell.reply is not None and UNPARSED in (cell.reply.body or "")
         assert cell.outcome is not Outcome.REFUSED and cell.requests == 1

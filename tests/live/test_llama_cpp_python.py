@@ -11,10 +11,20 @@ llama_cpp/server/app.py in the 0.3.36 sdist) and from requests made by hand (cur
   with the pydantic error naming ``('body', 'tools', 0, 'function', 'parameters')``;
 - the handler's grammar falls back to any JSON for a schema it can't convert, so a dangling
   ``$ref`` and an unknown type are accepted;
-- without ``tool_choice`` (``auto``) the handler lets the model answer freely and returns no
-  ``tool_calls``; a named ``tool_choice`` is honoured (the grammar forces that function);
-- with tools and ``stream: true`` the server sends 200 and its headers, then fails
-  ("Automatic streaming tool choice is not supported").
+- without ``tool_choice`` it ignores ``tools`` ("Case 1" in ``chatml_function_calling``);
+  conchcheck sends ``tool_choice: "auto"``, where a grammar makes the model begin with
+  ``functions.<name>:`` or ``message:`` ("Case 3"), then a call's arguments follow its schema;
+- a named ``tool_choice`` is honoured: ``functions.<name>:`` is appended to the prompt
+  ("Case 2");
+- the handler's template describes the tools only inside a system message; a request without
+  one (every native prompt here but the greeting) shows the model the functions' names in
+  the grammar and nothing else, so a forced call's arguments are made up;
+- the template is rendered with Jinja autoescape on (``select_autoescape(["html", "xml"])``), so
+  the words prompt's ``<tool_call>`` reaches the model as ``&lt;tool_call&gt;`` and the model
+  writes its calls that way;
+- with ``stream: true``, when the model picks a function under ``auto``, the server has sent
+  200 and its headers and then raises "Automatic streaming tool choice is not supported": the
+  stream ends with no event. A reply that is a message streams.
 """
 
 from __future__ import annotations
@@ -77,27 +87,60 @@ def test_the_dialect_is_permissive_except_that_case(probed: dict[str, Any]) -> N
     assert "permissive, except" in report.splitlines()[0]
 
 
-def test_tools_are_ignored_unless_a_tool_is_chosen(probed: dict[str, Any]) -> None:
+def test_auto_lets_the_grammar_choose(probed: dict[str, Any]) -> None:
     cells = native(probed)
-    # tool_choice auto: no tool_calls at all.
-    for case in ("weather-enum", "remember-fact"):
-        assert cells[case].facts.native_calls == 0, case
-        assert cells[case].outcome is not Outcome.PASS
-    # A named tool_choice is honoured: the grammar writes a remember call.
-    forced = cells["forced-choice"]
-    assert forced.facts.native_calls == 1 and forced.reply is not None
-    assert [c.name for c in forced.reply.calls] == ["remember"]
-
-
-def test_streaming_with_tools_fails(probed: dict[str, Any]) -> None:
-    checks = [
-        c for c in probed["cells"] if c.stage is Stage.FOLLOW_UP and c.mode is CellMode.STREAMING
+    weather = cells["weather-enum"]
+    assert weather.outcome is Outcome.PASS, weather.detail
+    assert weather.reply is not None and [(c.name, c.arguments) for c in weather.reply.calls] == [
+        ("get_weather", '{ "city": "Paris", "unit": "celsius"}')
     ]
-    assert sorted(c.case for c in checks) == ["remember-fact", "weather-enum"]
-    assert all(c.outcome is Outcome.ERROR for c in checks), [(c.id, c.detail) for c in checks]
+    # "message:" was chosen, and the message was empty.
+    remember = cells["remember-fact"]
+    assert remember.outcome is Outcome.NO_CALL and remember.facts.native_calls == 0
+    assert remember.reply is not None and not remember.reply.text
+
+
+def test_a_named_tool_is_forced_but_never_described(probed: dict[str, Any]) -> None:
+    forced = native(probed)["forced-choice"]
+    assert forced.facts.native_calls == 1 and forced.reply is not None
+    (call,) = forced.reply.calls
+    assert call.name == "remember"
+    # No system message, so no description of the tools: the fact is not the user's.
+    assert "green" not in call.arguments.lower()
+    assert forced.outcome is Outcome.WRONG_ARGUMENTS
+
+
+def test_words_calls_come_html_escaped(probed: dict[str, Any]) -> None:
+    words = {c.case: c for c in probed["cells"] if c.stage is Stage.WORDS}
+    escaped = [
+        case
+        for case, c in words.items()
+        if c.reply is not None and (c.reply.text or "").startswith("&lt;tool_call&gt;")
+    ]
+    assert escaped, {case: (c.reply.text or "")[:40] for case, c in words.items() if c.reply}
+    assert all(words[case].outcome is Outcome.NO_CALL for case in escaped)
+
+
+def test_streaming_fails_once_a_function_is_chosen(probed: dict[str, Any]) -> None:
+    checks = {
+        c.case: c
+        for c in probed["cells"]
+        if c.stage is Stage.FOLLOW_UP and c.mode is CellMode.STREAMING
+    }
+    assert sorted(checks) == ["remember-fact", "weather-enum"]
+    weather = checks["weather-enum"]
+    assert weather.outcome is Outcome.ERROR
+    assert weather.detail == (
+        "No usable reply to compare (streamed): The stream ended without an event."
+    )
+    remember = checks["remember-fact"]
+    assert (remember.outcome, remember.detail) == (
+        Outcome.PASS,
+        "Streamed and whole replies agree (no_call).",
+    )
 
 
 def test_the_catalogue_is_unknown(probed: dict[str, Any]) -> None:
-    # llama-cpp-python has no /props (llama-server's): 404, so nothing is declared.
+    # llama-cpp-python has no /props (llama-server's), so nothing is declared.
     verdict = probed["result"].verdict
     assert verdict.tools_declared is None
