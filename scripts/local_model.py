@@ -10,7 +10,8 @@ imported: only their data is read) and are checked by sha256.
     scripts/local-model run qwen-coder -- CMD   # CMD runs with $LOCAL_MODEL_URL and
                                                 # $LOCAL_MODEL_NAME set; then the server stops
 
-Configurations: qwen-coder (the default), smollm2-own, smollm2-hermes, gemma3.
+Configurations: qwen-coder (the default), qwen-coder-native, smollm2-own, smollm2-hermes,
+gemma3.
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ import hashlib
 import os
 import platform
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tarfile
 import time
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from scripts import native_template
+from scripts.process import Server, free_port, spawn
 
 LLAMA_CPP_PYTHON = "0.3.36"
 """The llama-cpp-python sdist whose vendor/llama.cpp is built."""
@@ -84,8 +85,8 @@ class Config:
     """One server configuration reproducing a situation users meet."""
 
     model: str
-    hermes: bool
-    """Start with llama.cpp's Hermes 2 Pro tool-use template (ChatML, renders tools)."""
+    template: str | None
+    """A chat template file in the cache's templates folder instead of the model's own."""
     target: str
     """The model's name in a probe's target (``llamacpp:<target>``)."""
     note: str
@@ -94,18 +95,28 @@ class Config:
 CONFIGS = {
     "qwen-coder": Config(
         "qwen2.5-coder",
-        False,
+        None,
         "qwen2.5-coder-0.5b",
         "Qwen2.5-Coder-0.5B-Instruct with its own template: it writes its calls as text",
     ),
+    "qwen-coder-native": Config(
+        "qwen2.5-coder",
+        native_template.NAME,
+        "qwen2.5-coder-0.5b",
+        "Qwen2.5-Coder-0.5B-Instruct with its template's calls as the bare JSON it writes: "
+        "the server parses them",
+    ),
     "smollm2-own": Config(
-        "smollm2", False, "smollm2-135m", "SmolLM2 with its own template: no tool support"
+        "smollm2", None, "smollm2-135m", "SmolLM2 with its own template: no tool support"
     ),
     "smollm2-hermes": Config(
-        "smollm2", True, "smollm2-135m", "SmolLM2 with the Hermes 2 Pro tool-use template"
+        "smollm2",
+        Path(HERMES_TEMPLATE).name,
+        "smollm2-135m",
+        "SmolLM2 with the Hermes 2 Pro tool-use template",
     ),
     "gemma3": Config(
-        "gemma3", False, "gemma-3-270m", "Gemma 3 270M base model with its own (fallback) template"
+        "gemma3", None, "gemma-3-270m", "Gemma 3 270M base model with its own (fallback) template"
     ),
 }
 DEFAULT_CONFIG = "qwen-coder"
@@ -223,6 +234,32 @@ def _configure_options() -> list[str]:
     return options
 
 
+def sdist() -> Path:
+    """The llama-cpp-python sdist, downloaded once into the cache."""
+    downloads = cache_dir() / "downloads"
+    name = f"llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz"
+    if (downloads / name).exists():
+        return downloads / name
+    say(f"llama-server: fetching the llama-cpp-python {LLAMA_CPP_PYTHON} source from PyPI…")
+    return _pip_download(f"llama-cpp-python=={LLAMA_CPP_PYTHON}", downloads, source=True)
+
+
+def template_file(name: str) -> Path:
+    """A chat template in the cache: the Hermes one (copied by the build) or the derived one."""
+    target = cache_dir() / "templates" / name
+    if name != native_template.NAME:
+        server_binary()
+        return target
+    want = native_template.DERIVED_SHA256
+    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == want:
+        return target
+    text = native_template.from_sdist(sdist())  # checks both sha256
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomically(target, text)
+    say(f"template {name}: derived from {native_template.SOURCE}, sha256 ok")
+    return target
+
+
 def server_binary() -> Path:
     """``llama-server``, built once per llama-cpp-python version (and build options) and reused."""
     root = cache_dir()
@@ -239,11 +276,9 @@ def server_binary() -> Path:
     log.parent.mkdir(parents=True, exist_ok=True)
     if binary.exists():
         say("llama-server: the cached build used other options; building it again")
-    say(f"llama-server: fetching the llama-cpp-python {LLAMA_CPP_PYTHON} source from PyPI…")
-    sdist = _pip_download(f"llama-cpp-python=={LLAMA_CPP_PYTHON}", root / "downloads", source=True)
     source = root / "src"
     shutil.rmtree(source, ignore_errors=True)
-    with tarfile.open(sdist) as archive:
+    with tarfile.open(sdist()) as archive:
         try:
             archive.extractall(source, filter="data")
         except TypeError:  # Python before 3.10.12 has no extraction filters
@@ -332,41 +367,6 @@ def model_file(name: str) -> Path:
     return target
 
 
-def _die_with_parent() -> None:
-    # Linux: the server gets SIGTERM when the process that started it dies, however it dies,
-    # so no test failure or kill leaves a server behind.
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@dataclass
-class Server:
-    """A running llama-server."""
-
-    config: str
-    url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
 def start(
     config_name: str, *, context: int = 8192, parallel: int = 4, timeout: float = 180
 ) -> Server:
@@ -389,39 +389,14 @@ def start(
         "--jinja",
         "--no-webui",
     ]
-    if config.hermes:
-        command += [
-            "--chat-template-file",
-            str(cache_dir() / "templates" / Path(HERMES_TEMPLATE).name),
-        ]
+    if config.template is not None:
+        command += ["--chat-template-file", str(template_file(config.template))]
     log = cache_dir() / "logs" / f"{config_name}-{port}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as sink:
-        env = {**os.environ, "LD_LIBRARY_PATH": str(binary.parent)}
-        process = subprocess.Popen(
-            command,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
-    server = Server(config_name, f"http://127.0.0.1:{port}", process, log)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"local-model: llama-server exited ({process.returncode}); see {log}")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(f"{server.url}/health", timeout=2) as reply,
-        ):
-            if reply.status == 200:
-                return server
-        time.sleep(0.25)
-    server.stop()
-    raise SystemExit(
-        f"local-model: llama-server did not become healthy in {timeout:.0f}s; see {log}"
-    )
+    env = {"LD_LIBRARY_PATH": str(binary.parent)}
+    return spawn(
+        "llama-server", config_name, command, port=port, health="/health", log=log, env=env,
+        timeout=timeout,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -442,6 +417,7 @@ def main(argv: list[str]) -> int:
         say(f"llama-server: ready ({_shown(server_binary())})")
         for name in MODELS:
             say(f"model {name}: ready ({_shown(model_file(name))})")
+        say(f"template: ready ({_shown(template_file(native_template.NAME))})")
         return 0
     name = argv[1] if len(argv) > 1 and argv[1] != "--" else DEFAULT_CONFIG
     if name not in CONFIGS:

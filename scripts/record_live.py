@@ -3,9 +3,11 @@
     python -m scripts.record_live [CONFIG ...]
 
 Each configuration is started from the cache (scripts/local_model.py), probed through the
-real CLI with ``--record`` (the default matrix, and for qwen-coder also the without-need
-matrix of tests/live/test_qwen_coder.py), then stopped. The recordings replay offline in
-tests/test_recordings.py.
+real CLI with ``--record`` (the default matrix; for qwen-coder also the without-need matrix
+of tests/live/test_qwen_coder.py; for qwen-coder-native also the focus matrix on the
+Responses and Anthropic Messages APIs, as tests/live/test_qwen_native.py probes it), then
+stopped. The recordings replay offline in tests/test_recordings.py and
+tests/test_native_recordings.py.
 """
 
 from __future__ import annotations
@@ -20,9 +22,18 @@ from scripts import local_model
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "tests" / "data" / "recordings"
-MATRICES = {
-    "qwen-coder": {"default": "default", "without-need": str(FOLDER / "without-need.yaml")},
-    "smollm2-own": {"default": "default"},
+FOCUS = str(FOLDER / "focus.yaml")
+MATRICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "qwen-coder": {
+        "default": ("--matrix", "default"),
+        "without-need": ("--matrix", str(FOLDER / "without-need.yaml")),
+    },
+    "qwen-coder-native": {
+        "default": ("--matrix", "default"),
+        "responses": ("--matrix", FOCUS, "--api", "responses"),
+        "anthropic": ("--matrix", FOCUS, "--api", "anthropic"),
+    },
+    "smollm2-own": {"default": ("--matrix", "default")},
 }
 
 
@@ -32,11 +43,11 @@ def record(config: str) -> None:
     target = f"llamacpp:{local_model.CONFIGS[config].target}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
-        for name, matrix in MATRICES[config].items():
+        for name, args in MATRICES[config].items():
             with tempfile.TemporaryDirectory() as out:
                 subprocess.run(
                     [sys.executable, "-m", "conchcheck", "probe", target, "--base-url",
-                     server.url + "/v1", "--matrix", matrix, "--out", out, "--quiet",
+                     server.url + "/v1", *args, "--out", out, "--quiet",
                      "--cache", str(Path(out) / "capabilities.yaml"),
                      "--record", str(FOLDER / f"{config}.{name}.json")],
                     check=True, env=env, cwd=out,
