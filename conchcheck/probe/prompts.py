@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from conchcheck.core.dialects import Dialect, to_dialect
 from conchcheck.core.tools import Tool, ToolChoice
 from conchcheck.core.words import ListLevel, ToolList, render_tools
+from conchcheck.core.words.listing import choice_words
 from conchcheck.matrix import Prompt
 from conchcheck.probe.context import Context
 from conchcheck.probe.judging import judge_native, judge_words
@@ -104,5 +105,7 @@ async def words_prompt(ctx: Context, prompt: Prompt, attempt: int) -> Cell:
             attempt=attempt,
         )
         return ctx.record(skipped)
-    exchange = await ctx.send(request(ctx, messages(prompt, text.text)), cell_id)
+    # A forced choice has no field in words: the model is told, as a client would tell it.
+    told = "\n\n".join(part for part in (text.text, choice_words(prompt.tool_choice)) if part)
+    exchange = await ctx.send(request(ctx, messages(prompt, told)), cell_id)
     return ctx.record(judge_words(cell_id, prompt, exchange, tools, text.level.value, attempt))

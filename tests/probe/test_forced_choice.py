@@ -101,3 +101,25 @@ def test_forced_choice_passes_only_where_forcing_is_honoured(
     else:
         assert [f.detail for f in findings] == [ignored]
         assert native[0].detail.startswith(ignored)
+
+
+def test_in_words_the_forced_tool_is_said(serve: Serve, tmp_path: Path) -> None:
+    """Words mode has no tool_choice field: the model is told, after the list, as a client that
+    lists its tools in the prompt would tell it (else forced-choice could never pass there)."""
+    server = serve(OpenAIEmulator(oracle(MATRIX)))
+    out = tmp_path / "out"
+    args = ["probe", "vllm:m", "--base-url", server.url + "/v1", "--out", str(out), "--quiet"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    cells = {c.id: c for c in read_results(out / "results.json").cells}
+    systems = {}
+    for ident in ("words/forced-choice/1", "words/weather-enum/1"):
+        request = cells[ident].request
+        assert request is not None and isinstance(request.body, dict)
+        messages = request.body["messages"]
+        assert isinstance(messages, list) and isinstance(messages[0], dict)
+        systems[ident] = str(messages[0]["content"])
+    assert systems["words/forced-choice/1"].endswith(
+        "\n\nThis time you must call remember: answer with a call to it."
+    )
+    assert "must call" not in systems["words/weather-enum/1"]
+    assert cells["words/forced-choice/1"].outcome is Outcome.PASS

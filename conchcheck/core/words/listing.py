@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from conchcheck.core.tools import Tool, as_tools, first_sentence, signature
+from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice, as_tools, first_sentence, signature
 from conchcheck.core.words.forms import CALL_FORMAT
 
 BUDGETS = (("full", 0.15), ("first_sentence", 0.25), ("names", 0.40))
@@ -92,6 +92,20 @@ def _list_text(tools: tuple[Tool, ...], level: ListLevel) -> str:
         "When no tool is needed, answer in words.",
     ]
     return "\n".join(lines)
+
+
+def choice_words(choice: ToolChoice) -> str:
+    """A tool choice said in words, after the list: what a client that lists the tools in the
+    prompt tells the model in place of ``tool_choice`` (empty for ``auto``)."""
+    match choice.mode:
+        case ChoiceMode.AUTO:
+            return ""
+        case ChoiceMode.NONE:
+            return "Do not call a tool this time: answer in words."
+        case ChoiceMode.REQUIRED:
+            return "This time you must call a tool: answer with a call, not in words."
+        case ChoiceMode.TOOL:
+            return f"This time you must call {choice.name}: answer with a call to it."
 
 
 def tool_response(name: str, content: Any) -> str:
