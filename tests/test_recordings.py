@@ -47,19 +47,28 @@ def qwen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return replay("qwen-coder.default", tmp_path_factory.mktemp("qwen"))
 
 
-def test_qwen_coder_calls_in_words(qwen: dict[str, Any]) -> None:
+def test_qwen_coder_calls_in_neither_mode_well_enough(qwen: dict[str, Any]) -> None:
     verdict = qwen["result"].verdict
-    assert (verdict.mode, verdict.dialect.dialect) == ("words", "permissive")
+    assert (verdict.mode, verdict.dialect.dialect) == ("none", "permissive")
     assert (verdict.tools_declared, verdict.tools_observed) == (True, False)
     assert qwen["outcome"].exit_code == 0
-    assert qwen["outcome"].message == "Dialect permissive, mode words."
+    assert qwen["outcome"].message == "Dialect permissive, mode none."
     words = prompt_cells(qwen, CellMode.WORDS)
     passed = sorted(case for case, c in words.items() if c.outcome is Outcome.PASS)
+    # Told to call remember, the 0.5B model still answers the weather question in words.
     assert passed == [
-        "boolean-argument", "forced-choice", "integer-argument", "no-tool-needed",
-        "remember-fact", "three-arguments",
+        "boolean-argument", "integer-argument", "no-tool-needed", "remember-fact",
+        "three-arguments",
     ]  # fmt: skip
-    assert (verdict.words.passed, verdict.words.total) == (6, 11)
+    assert (verdict.words.passed, verdict.words.total) == (5, 11)
+    # What the verdict of none would hide: 7 more native replies held the right call as text
+    # (and the fix is measured: 7 of 11 with the derived template, qwen-coder-native.default).
+    assert [(o.route.value, o.share) for o in verdict.options] == [
+        ("native_after_fix", "up to 8/11 (73%)"),
+        ("from_text", "8/11 (73%)"),
+        ("words", "5/11 (45%)"),
+        ("native", "1/11 (9%)"),
+    ]
 
 
 def test_qwen_coder_leaks_plain_json(qwen: dict[str, Any]) -> None:
@@ -70,7 +79,7 @@ def test_qwen_coder_leaks_plain_json(qwen: dict[str, Any]) -> None:
     assert {native[case].facts.leak.family for case in leaked} == {"plain_json"}
     verdict = qwen["result"].verdict
     assert [leak.family for leak in verdict.leaks] == ["plain_json"]
-    assert "no server parser reads" in verdict.leaks[0].fix
+    assert "llama-server builds its call parser from the chat template" in verdict.leaks[0].fix
     assert "The catalogue declares tools, but the model never called natively." in verdict.findings
 
 
