@@ -31,30 +31,47 @@ OUT = ROOT / "docs" / "compatibility"
 
 @dataclass(frozen=True)
 class Published:
-    """One recording on the page: its file's stem, the API it was probed with, when."""
+    """One recording on the page: its file's stem, how it was probed, what the row is called."""
 
     recording: str
-    api: str | None
-    recorded: str
-    """UTC, to the second: the probe's start and end on the page."""
+    label: str
+    """The row's name: the target, with the server and template that set it apart."""
+    matrix: str = "default"
+    api: str | None = None
+    recorded: str = "2026-12-04T19:30:00Z"
+    """UTC, to the second: the probe's start and end on the page (the recordings' day)."""
 
 
+FOCUS = str(RECORDINGS / "focus.yaml")
 PUBLISHED = (
-    # llama-server (llama.cpp vendored in llama-cpp-python 0.3.36), Qwen2.5-Coder-0.5B with
-    # its own template: calls leak as bare JSON (provider-facts, 2026-12-02 and 2026-12-04).
-    Published("qwen-coder.default", None, "2026-12-04T12:00:00Z"),
-    # The same server with SmolLM2-135M's own template, which renders no tools.
-    Published("smollm2-own.default", None, "2026-12-04T12:00:00Z"),
-)
+    # Qwen2.5-Coder-0.5B with its own template: calls leak as bare JSON (provider-facts).
+    Published("qwen-coder.default", "llamacpp:qwen2.5-coder-0.5b [own template]"),
+    # The same model with the template derived so that its calls are the bare JSON it writes
+    # (scripts/native_template.py): the first real model whose calls a real server parses.
+    Published("qwen-coder-native.default", "llamacpp:qwen2.5-coder-0.5b [derived template]"),
+    Published("qwen-coder-native.responses", "llamacpp:qwen2.5-coder-0.5b [derived template]",
+              FOCUS, "responses"),
+    Published("qwen-coder-native.anthropic", "llamacpp:qwen2.5-coder-0.5b [derived template]",
+              FOCUS, "anthropic"),
+    # SmolLM2-135M with its own template, which renders no tools.
+    Published("smollm2-own.default", "llamacpp:smollm2-135m [own template]"),
+    # llama-cpp-python 0.3.36's own server, chatml-function-calling.
+    Published("llama-cpp-python.focus", "llama-cpp-python:qwen2.5-coder-0.5b", FOCUS),
+    # LiteLLM 1.108.7's proxy in front of the derived-template llama-server.
+    Published("litellm.chat", "litellm:qwen2.5-coder-0.5b", FOCUS),
+    Published("litellm.anthropic", "litellm:qwen2.5-coder-0.5b", FOCUS, "anthropic"),
+)  # fmt: skip
 GENERATED = max(p.recorded for p in PUBLISHED)
 """The report's own date: the newest recording's."""
 
 
 def replayed(item: Published, work: Path) -> ProbeResult:
-    """The recording's probe replayed into ``work``, its run dated when it was recorded."""
+    """The recording's probe replayed into ``work``, named by its label, dated when it was
+    recorded."""
     recording = RECORDINGS / f"{item.recording}.json"
     spec = ProbeSpec(
         json.loads(recording.read_text(encoding="utf-8"))["target"],
+        matrix=item.matrix,
         api_family=item.api,
         out_dir=work / item.recording,
         capability_file=work / "capabilities.yaml",
@@ -64,7 +81,7 @@ def replayed(item: Published, work: Path) -> ProbeResult:
     result = read_results(work / item.recording / "results.json")
     assert result.run is not None
     run = replace(result.run, started_at=item.recorded, finished_at=item.recorded)
-    return replace(result, run=run)
+    return replace(result, target=item.label, run=run)
 
 
 def render(work: Path) -> dict[str, str]:

@@ -13,12 +13,13 @@ tests/test_native_recordings.py.
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from scripts import local_model
+from scripts import local_model, pinned_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "tests" / "data" / "recordings"
@@ -39,23 +40,65 @@ MATRICES: dict[str, dict[str, tuple[str, ...]]] = {
 
 def record(config: str) -> None:
     """Start ``config``, record a probe per matrix, stop it."""
+    if config in PINNED:
+        PINNED[config]()
+        return
     server = local_model.start(config)
     target = f"llamacpp:{local_model.CONFIGS[config].target}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
         for name, args in MATRICES[config].items():
-            with tempfile.TemporaryDirectory() as out:
-                subprocess.run(
-                    [sys.executable, "-m", "conchcheck", "probe", target, "--base-url",
-                     server.url + "/v1", *args, "--out", out, "--quiet",
-                     "--cache", str(Path(out) / "capabilities.yaml"),
-                     "--record", str(FOLDER / f"{config}.{name}.json")],
-                    check=True, env=env, cwd=out,
-                )  # fmt: skip
+            _probe(target, server.url, args, f"{config}.{name}")
     finally:
         server.stop()
-    for name in MATRICES[config]:
-        unplace(FOLDER / f"{config}.{name}.json")
+
+
+def _probe(
+    target: str, url: str, args: tuple[str, ...], name: str, env: dict[str, str] | None = None
+) -> None:
+    """One probe through the real CLI, recorded as ``name``; no absolute path kept in it."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [sys.executable, "-m", "conchcheck", "probe", target, "--base-url", url + "/v1",
+             *args, "--out", out, "--quiet", "--cache", str(Path(out) / "capabilities.yaml"),
+             "--record", str(FOLDER / f"{name}.json")],
+            check=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, cwd=out,
+        )  # fmt: skip
+    unplace(FOLDER / f"{name}.json")
+
+
+def _llama_cpp_python() -> None:
+    """llama-cpp-python's own server (chatml-function-calling), as tests/live probes it."""
+    server = pinned_venv.llama_cpp_python_server()
+    try:
+        _probe(
+            "llamacpp:qwen2.5-coder-0.5b", server.url, ("--matrix", FOCUS), "llama-cpp-python.focus"
+        )
+    finally:
+        server.stop()
+
+
+def _litellm() -> None:
+    """A LiteLLM proxy in front of qwen-coder-native, on its chat and Messages APIs. The master
+    key is made for the run and held by the probe, so the recording keeps it masked."""
+    key = "sk-" + secrets.token_urlsafe(24)
+    upstream = local_model.start("qwen-coder-native")
+    try:
+        proxy = pinned_venv.litellm_proxy(upstream, MODEL, key)
+        try:
+            env = {KEY_ENV: key}
+            for name, api in (("chat", ()), ("anthropic", ("--api", "anthropic"))):
+                args = ("--matrix", FOCUS, "--api-key-env", KEY_ENV, *api)
+                _probe(f"openai:{MODEL}", proxy.url, args, f"litellm.{name}", env)
+        finally:
+            proxy.stop()
+    finally:
+        upstream.stop()
+
+
+MODEL = "qwen2.5-coder-0.5b"
+KEY_ENV = "CONCHCHECK_LIVE_LITELLM_KEY"
+PINNED = {"llama-cpp-python": _llama_cpp_python, "litellm": _litellm}
+"""The pinned Python servers (scripts/pinned_venv.py), each recorded as tests/live probes it."""
 
 
 def unplace(path: Path) -> None:
@@ -65,5 +108,5 @@ def unplace(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(MATRICES):
+    for name in sys.argv[1:] or [*MATRICES, *PINNED]:
         record(name)

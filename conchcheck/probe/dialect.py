@@ -114,8 +114,20 @@ class Exploration:
         """Every valid case in ``dialect``: the plain ones in one request, many-tools alone."""
         singles = [c for c in self.valid if c.copies]
         plain = [c for c in self.valid if not c.copies]
-        jobs = [self.group(plain, dialect)] if plain else []
+        jobs = [self.without_named(plain, dialect)] if plain else []
         await self.ctx.together([*jobs, *(self.group([c], dialect) for c in singles)])
+
+    async def without_named(self, cases: list[SchemaCase], dialect: Trial) -> None:
+        """Send ``cases`` together; while a refusal names some, send the rest again without
+        them. A refusal that names no case settles nothing here (the picture splits it).
+
+        llama-cpp-python refuses a group holding a tool without ``parameters`` naming only
+        ``tools[1]`` (tests/data/recordings/llama-cpp-python.focus.json): the other cases of
+        the group must still be sent, or no dialect is ever seen to carry them.
+        """
+        todo = cases
+        while todo and await self.group(todo, dialect):
+            todo = [c for c in todo if (c.id, dialect) not in self.settled]
 
     async def strict_mode(self) -> None:
         """Settle case by case what ``strict: true`` refuses: a refusal that names one tool

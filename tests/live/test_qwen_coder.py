@@ -91,12 +91,12 @@ def test_the_target_and_its_outputs(probed: dict[str, Any]) -> None:
     assert probed["target"] == "llamacpp:qwen2.5-coder-0.5b"
     entries = CapabilityFile(probed["out"] / "capabilities.yaml").entries()
     assert [(e.provider, e.model, e.mode) for e in entries] == [
-        ("llamacpp", "qwen2.5-coder-0.5b", "words")
+        ("llamacpp", "qwen2.5-coder-0.5b", "none")
     ]
     assert (
         (probed["out"] / "report.md")
         .read_text()
-        .startswith("**llamacpp:qwen2.5-coder-0.5b** — dialect **permissive**, mode **words**")
+        .startswith("**llamacpp:qwen2.5-coder-0.5b** — dialect **permissive**, mode **none**")
     )
 
 
@@ -137,27 +137,31 @@ def test_the_calls_are_in_the_native_replies_text(probed: dict[str, Any]) -> Non
     assert len(written) * 2 >= len(CALLING), sorted(written)
 
 
-def test_the_verdict_is_words(probed: dict[str, Any]) -> None:
+def test_the_verdict_is_none_with_the_routes(probed: dict[str, Any]) -> None:
     result: ProbeResult = probed["result"]
     assert result.verdict is not None and result.catalogue is not None
-    assert result.verdict.mode == "words", result.verdict.reason
+    assert result.verdict.mode == "none", result.verdict.reason
+    # The native replies' text holds more right calls than words: the fix is named first.
+    assert result.verdict.options[0].route.value == "native_after_fix", result.verdict.reason
     outcome = probed["outcome"]  # the CLI's --json
-    assert (outcome["result"]["verdict"]["mode"], outcome["entry"]["mode"]) == ("words", "words")
+    assert (outcome["result"]["verdict"]["mode"], outcome["entry"]["mode"]) == ("none", "none")
     verdict = decide(
         probed["cells"],
         family="permissive",
         invalid_cases=INVALID,
         tools_declared=result.catalogue.tools,
     )
-    assert (verdict.mode.value, verdict.dialect.dialect) == ("words", "permissive")
+    assert (verdict.mode.value, verdict.dialect.dialect) == ("none", "permissive")
     words = prompt_cells(probed, CellMode.WORDS)
     passed = sorted(case for case, c in words.items() if c.outcome is Outcome.PASS)
-    # Seen in three runs of three (2026-12-03): these six, all clean.
+    # Seen in three runs of three (2026-12-04): these five, all clean. Told to call remember,
+    # the model answers the weather question with get_weather (forced-choice), so words is
+    # 5/11, under the threshold: mode none, with the routes that show what would work.
     assert passed == [
-        "boolean-argument", "forced-choice", "integer-argument", "no-tool-needed",
-        "remember-fact", "three-arguments",
+        "boolean-argument", "integer-argument", "no-tool-needed", "remember-fact",
+        "three-arguments",
     ]  # fmt: skip
-    assert (result.verdict.words.passed, result.verdict.words.total) == (6, 11)
+    assert (result.verdict.words.passed, result.verdict.words.total) == (5, 11)
 
 
 def test_the_greeting_draws_no_call(probed: dict[str, Any]) -> None:
