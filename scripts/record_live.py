@@ -104,7 +104,9 @@ PINNED = {"llama-cpp-python": _llama_cpp_python, "litellm": _litellm}
 def unplace(path: Path) -> None:
     """Replace this machine's model cache folder (llama-server names the model file by its
     path in /props and in each reply's ``model``) with ``<cache>``: no absolute paths."""
-    path.write_text(path.read_text().replace(str(local_model.cache_dir()), "<cache>"))
+    text = path.read_text().replace(str(local_model.cache_dir()), "<cache>")
+    # llama-cpp-python's 500 quotes its traceback's file, under the pinned venvs' folder.
+    path.write_text(text.replace(str(pinned_venv.venv_root()), "<venvs>"))
 
 
 if __name__ == "__main__":
