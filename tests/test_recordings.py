@@ -148,14 +148,7 @@ def test_smollm2_streams_agree_with_whole_replies(smollm2: dict[str, Any]) -> No
     assert all(c.detail.startswith("Streamed and whole replies agree (") for c in checks)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param("qwen-coder.default", id="qwen-coder-default"),
-        pytest.param("qwen-coder.without-need", id="qwen-coder-without-need"),
-        pytest.param("smollm2-own.default", id="smollm2-own-default"),
-    ],
-)
+@pytest.mark.parametrize("name", sorted(p.stem for p in RECORDINGS.glob("*.json")))
 def test_recordings_are_small_valid_and_hold_no_paths(name: str) -> None:
     from conchcheck.jsonschemas import problems
 
