@@ -6,7 +6,8 @@ the user cache (``$CONCHCHECK_VENV_CACHE``, else ``~/.cache/conchcheck/venvs``) 
 llama-cpp-python's wheel is compiled once from the sdist local_model.py already downloaded
 and kept, so a new virtualenv does not compile again.
 
-    python -m scripts.pinned_venv build     # build (or find) both; one line a step
+    python -m scripts.pinned_venv build             # build (or find) both; one line a step
+    python -m scripts.pinned_venv build litellm-1.108.7   # just that one
 
 The servers are started by ``llama_cpp_python_server`` and ``litellm_proxy`` on a free
 loopback port, like llama-server (scripts/process.py), and never reach past loopback.
@@ -220,10 +221,11 @@ def litellm_proxy(upstream: Server, model: str, master_key: str) -> Server:
 
 
 def main(argv: list[str]) -> int:
-    if argv != ["build"]:
+    names = {pinned.name: pinned for pinned in PINNED}
+    if argv[:1] != ["build"] or any(name not in names for name in argv[1:]):
         print(__doc__, file=sys.stderr)
         return 2
-    for pinned in PINNED:
+    for pinned in [names[name] for name in argv[1:]] or PINNED:
         say(f"{pinned.name}: ready ({local_model._shown(python(pinned).parent.parent)})")
     return 0
 

@@ -93,9 +93,9 @@ def test_every_command_gives_json_and_nothing_else(tmp_path: Path) -> None:
         seen[name] = json.loads(done.stdout)
     assert seen["read"] == {"repairs": ["trailing_comma"], "value": {"a": 1}}
     assert seen["dialect"] == {"type": "object", "properties": {"n": {"type": "integer"}}}
-    assert seen["probe"]["result"]["verdict"]["mode"] == "words"
+    assert seen["probe"]["result"]["verdict"]["mode"] == "none"
     assert seen["cache path"] == {"path": str(tmp_path / "capabilities.yaml")}
-    assert [e["mode"] for e in seen["cache list"]] == ["words"]
+    assert [e["mode"] for e in seen["cache list"]] == ["none"]
     assert seen["cache show"]["model"] == "qwen2.5-coder-0.5b"
     assert seen["cache clear"] == {
         "target": "llamacpp:qwen2.5-coder-0.5b",

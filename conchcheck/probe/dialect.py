@@ -118,16 +118,20 @@ class Exploration:
         await self.ctx.together([*jobs, *(self.group([c], dialect) for c in singles)])
 
     async def without_named(self, cases: list[SchemaCase], dialect: Trial) -> None:
-        """Send ``cases`` together; while a refusal names some, send the rest again without
+        """Send ``cases`` together; when a refusal names some, send the rest once more without
         them. A refusal that names no case settles nothing here (the picture splits it).
 
         llama-cpp-python refuses a group holding a tool without ``parameters`` naming only
         ``tools[1]`` (tests/data/recordings/llama-cpp-python.focus.json): the other cases of
         the group must still be sent, or no dialect is ever seen to carry them.
         """
-        todo = cases
-        while todo and await self.group(todo, dialect):
-            todo = [c for c in todo if (c.id, dialect) not in self.settled]
+        if not await self.group(cases, dialect):
+            return
+        # Once, and within the stage's bound: a provider that names one refused tool a
+        # request (Gemini's keyword refusals) is left to the picture, which splits.
+        rest = [c for c in cases if (c.id, dialect) not in self.settled]
+        if rest and self.spent < self.cap:
+            await self.group(rest, dialect)
 
     async def strict_mode(self) -> None:
         """Settle case by case what ``strict: true`` refuses: a refusal that names one tool

@@ -94,10 +94,14 @@ def test_llamacpp_takes_both_schemas_with_strict_true_and_false(probed: dict[str
     assert flags == {False, True}
     verdict = probed["outcome"]["result"]["verdict"]
     assert verdict["dialect"]["dialect"] == "permissive"
+    # llama-server never reads strict (provider-facts, measured by hand 2026-12-04), and
+    # mcp-server-time's schemas leave optional fields that OpenAI's strict mode refuses
+    # (S25): taking them with strict: true shows strict mode ignored.
     assert (
-        "Strict mode (strict: true) took all 2 schema cases it was asked about."
-        in (verdict["findings"])
-    )
+        "Strict mode (strict: true) is ignored: the endpoint took 2 schema cases that strict "
+        "mode must refuse (convert_time, get_current_time: an open object or an optional "
+        "property), so its calls are not held to the schema."
+    ) in verdict["findings"]
 
 
 def test_each_tool_has_its_smoke_prompt_natively_and_in_words(probed: dict[str, Any]) -> None:

