@@ -49,10 +49,18 @@ PUBLISHED = (
     # The same model with the template derived so that its calls are the bare JSON it writes
     # (scripts/native_template.py): the first real model whose calls a real server parses.
     Published("qwen-coder-native.default", "llamacpp:qwen2.5-coder-0.5b [derived template]"),
-    Published("qwen-coder-native.responses", "llamacpp:qwen2.5-coder-0.5b [derived template]",
-              FOCUS, "responses"),
-    Published("qwen-coder-native.anthropic", "llamacpp:qwen2.5-coder-0.5b [derived template]",
-              FOCUS, "anthropic"),
+    Published(
+        "qwen-coder-native.responses",
+        "llamacpp:qwen2.5-coder-0.5b [derived template]",
+        FOCUS,
+        "responses",
+    ),
+    Published(
+        "qwen-coder-native.anthropic",
+        "llamacpp:qwen2.5-coder-0.5b [derived template]",
+        FOCUS,
+        "anthropic",
+    ),
     # SmolLM2-135M with its own template, which renders no tools.
     Published("smollm2-own.default", "llamacpp:smollm2-135m [own template]"),
     # llama-cpp-python 0.3.36's own server, chatml-function-calling.
@@ -60,7 +68,7 @@ PUBLISHED = (
     # LiteLLM 1.108.7's proxy in front of the derived-template llama-server.
     Published("litellm.chat", "litellm:qwen2.5-coder-0.5b", FOCUS),
     Published("litellm.anthropic", "litellm:qwen2.5-coder-0.5b", FOCUS, "anthropic"),
-)  # fmt: skip
+)
 GENERATED = max(p.recorded for p in PUBLISHED)
 """The report's own date: the newest recording's."""
 

@@ -127,8 +127,12 @@ def cache_dir() -> Path:
     base = os.environ.get("CONCHCHECK_LLAMA_CACHE")
     if base:
         return Path(base)
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "conchcheck" / f"llama.cpp-{LLAMA_CPP_PYTHON}"
+    return cache_root() / f"llama.cpp-{LLAMA_CPP_PYTHON}"
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/conchcheck``, else ``~/.cache/conchcheck``: every build's home."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "conchcheck"
 
 
 def say(text: str) -> None:

@@ -3,9 +3,9 @@
 conchcheck never imports the SDK: its tests start servers written with it (over stdio and
 over streamable HTTP on loopback) and list their tools through conchcheck. The SDK lives in
 ``~/.cache/conchcheck/mcp-<version>`` (beside llama.cpp's build), created once from PyPI and
-reused; ``scripts/test`` runs ``python scripts/mcp_sdk.py`` first (one line of output).
+reused; ``scripts/test`` runs ``python -m scripts.mcp_sdk`` first (one line of output).
 
-    python scripts/mcp_sdk.py        # create (or find) the virtualenv; prints where it is
+    python -m scripts.mcp_sdk        # create (or find) the virtualenv; prints where it is
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from scripts import local_model
 
 MCP_VERSION = "2.3.0"
 """The SDK release the servers are written with; it speaks 2026-07-28 and the older revisions."""
@@ -30,8 +32,7 @@ def cache_dir() -> Path:
     base = os.environ.get("CONCHCHECK_MCP_SDK")
     if base:
         return Path(base)
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "conchcheck" / f"mcp-{MCP_VERSION}"
+    return local_model.cache_root() / f"mcp-{MCP_VERSION}"
 
 
 def python() -> Path:

@@ -68,8 +68,7 @@ def venv_root() -> Path:
     base = os.environ.get("CONCHCHECK_VENV_CACHE")
     if base:
         return Path(base)
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "conchcheck" / "venvs"
+    return local_model.cache_root() / "venvs"
 
 
 def say(text: str) -> None:

@@ -23,14 +23,15 @@ from typing import Any
 
 from conchcheck.wire.providers import ApiFamily, default_api
 
+_GEMINI_PATH = re.compile(r"/models/[^/?#]+:(?:generateContent|streamGenerateContent\?alt=sse)")
+"""A Gemini request's path: the model, then the method (streamed or not)."""
 _CHAT_PATHS = (
     (re.compile(r"/chat/completions"), ApiFamily.OPENAI),
     (re.compile(r"/responses"), ApiFamily.RESPONSES),
     (re.compile(r"/messages"), ApiFamily.ANTHROPIC),
     (re.compile(r"/api/chat"), ApiFamily.OLLAMA),
-    (re.compile(r"/models/[^/?#]+:(?:generateContent|streamGenerateContent\?alt=sse)"),
-     ApiFamily.GEMINI),
-)  # fmt: skip
+    (_GEMINI_PATH, ApiFamily.GEMINI),
+)
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
