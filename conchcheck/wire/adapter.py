@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from conchcheck.core.excerpt import excerpt
 from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.knobs import Knob
 from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
@@ -167,6 +168,8 @@ class ChatAdapter(ABC):
 
     api: ClassVar[ApiFamily]
     framing: ClassVar[Framing]
+    knobs: ClassVar[frozenset[Knob]] = frozenset(Knob)
+    """The knobs the API has a way to say; ``build`` sends only these."""
 
     @abstractmethod
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:

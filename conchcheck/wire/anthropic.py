@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.refusals import Refusal, classify
-from conchcheck.core.tools import Tool
+from conchcheck.core.tools import Tool, ToolChoice
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -85,12 +85,16 @@ class AnthropicAdapter(ChatAdapter):
             body["system"] = system
         body["messages"] = _messages(request.messages)
         if request.tools:
-            body["tools"] = [_tool(tool) for tool in request.tools]
-        if request.tool_choice is not None:
-            choice = request.tool_choice
+            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
+        if request.tool_choice is not None or request.parallel is False:
+            choice = request.tool_choice or ToolChoice(ChoiceMode.AUTO)
             tool_choice: JsonObject = {"type": _CHOICE[choice.mode]}
             if choice.mode is ChoiceMode.TOOL:
                 tool_choice["name"] = choice.name
+            if request.parallel is False and choice.mode is not ChoiceMode.NONE:
+                # Parallel control lives inside tool_choice (the Messages reference:
+                # `disable_parallel_tool_use` on auto, any and tool); `none` has no such field.
+                tool_choice["disable_parallel_tool_use"] = True
             body["tool_choice"] = tool_choice
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -146,7 +150,7 @@ class AnthropicAdapter(ChatAdapter):
         return _Events()
 
 
-def _tool(tool: Tool) -> JsonObject:
+def _tool(tool: Tool, strict: bool) -> JsonObject:
     # input_schema is required and must be an object schema (provider-facts S21:
     # "input_schema.type: Field required"), so a tool without arguments gets the empty object.
     # A schema that is set goes as it is: what the API refuses is what the probe measures.
@@ -156,6 +160,10 @@ def _tool(tool: Tool) -> JsonObject:
     out["input_schema"] = (
         dict(tool.parameters) if tool.parameters else {"type": "object", "properties": {}}
     )
+    if strict:
+        # Strict tool use: `strict: true` on the tool definition (Anthropic's structured
+        # outputs docs); sent only when asked, as the field is new.
+        out["strict"] = True
     return out
 
 

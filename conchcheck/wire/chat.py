@@ -61,8 +61,13 @@ class ChatRequest:
     max_tokens: int | None = None
     temperature: float | None = 0.0
     strict: bool = False
-    """Responses API only: the ``strict`` flag sent on every function tool. It is always
-    explicit because the endpoint's own default is true (strict schemas only)."""
+    """``strict: true`` on every function tool (Chat Completions ``function.strict``, the
+    Responses API's and Anthropic's tool ``strict``). The Responses API always gets it
+    explicit, false included, because the endpoint's own default is true (strict schemas only);
+    elsewhere it is sent only when true."""
+    parallel: bool | None = None
+    """``False`` asks for at most one call (``parallel_tool_calls: false``, Anthropic's
+    ``disable_parallel_tool_use: true``); None sends nothing."""
     gemini_schema_field: str = "parameters"
     """Gemini only: send schemas as ``parameters`` (OpenAPI subset) or ``parametersJsonSchema``."""
 

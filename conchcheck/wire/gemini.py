@@ -12,6 +12,7 @@ from typing import ClassVar
 from urllib.parse import quote
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.knobs import Knob
 from conchcheck.core.refusals import Refusal, classify
 from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
@@ -93,6 +94,11 @@ class GeminiAdapter(ChatAdapter):
     framing: ClassVar[Framing] = Framing.SSE
     done_marker: ClassVar[str | None] = None
     """``alt=sse`` sends no ``[DONE]``; the last event carries ``finishReason`` instead."""
+    knobs: ClassVar[frozenset[Knob]] = frozenset(
+        {Knob.TOOL_CHOICE_NONE, Knob.TOOL_CHOICE_REQUIRED, Knob.TOOL_CHOICE_NAMED}
+    )
+    """``functionCallingConfig`` modes NONE and ANY (with ``allowedFunctionNames``); the API
+    has no parallel control and no strict flag on function declarations."""
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/models/{model}:generateContent``; the key in a header."""

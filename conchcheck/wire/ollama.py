@@ -9,6 +9,7 @@ import json
 from typing import ClassVar
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.knobs import Knob
 from conchcheck.core.refusals import Refusal, classify
 from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
@@ -64,6 +65,9 @@ class OllamaAdapter(ChatAdapter):
     framing: ClassVar[Framing] = Framing.NDJSON
     done_marker: ClassVar[str | None] = None
     """NDJSON has no terminator line; the last line says ``"done": true`` instead."""
+    knobs: ClassVar[frozenset[Knob]] = frozenset()
+    """The native API's ChatRequest has no tool_choice, no parallel control and no strict flag:
+    each is recorded as not offered, never sent."""
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/api/chat``; a key, when given, as a bearer token."""
@@ -73,9 +77,9 @@ class OllamaAdapter(ChatAdapter):
         }
         if request.tools:
             body["tools"] = [_tool(tool) for tool in request.tools]
-        # request.tool_choice is left out: the native API has no such field (api.ChatRequest),
-        # so the model always chooses freely. The probe must record REQUIRED or TOOL as not
-        # enforceable on this API, not read an unforced reply as the model ignoring it.
+        # request.tool_choice, parallel and strict are left out: the native API has no such
+        # fields (api.ChatRequest), so the model always chooses freely. The probe records them
+        # as not offered (``knobs``), never reads an unforced reply as the model ignoring them.
         # Ollama streams when `stream` is absent (api.ChatRequest: "true by default"), so the
         # flag is always written; a missing false would turn a plain parse into NDJSON.
         body["stream"] = request.stream

@@ -65,7 +65,7 @@ class OpenAIAdapter(ChatAdapter):
             "messages": [_message(m) for m in request.messages],
         }
         if request.tools:
-            body["tools"] = [_tool(tool) for tool in request.tools]
+            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -73,6 +73,8 @@ class OpenAIAdapter(ChatAdapter):
                 if choice.mode is ChoiceMode.TOOL
                 else choice.mode.value
             )
+        if request.parallel is not None:
+            body["parallel_tool_calls"] = request.parallel
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
@@ -116,12 +118,16 @@ class OpenAIAdapter(ChatAdapter):
         return _Chunks()
 
 
-def _tool(tool: Tool) -> JsonObject:
+def _tool(tool: Tool, strict: bool) -> JsonObject:
     function: JsonObject = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
     if tool.parameters:
         function["parameters"] = dict(tool.parameters)
+    if strict:
+        # Sent only when asked: `strict: false` is the API's default, and some servers that
+        # don't know the field refuse it.
+        function["strict"] = True
     return {"type": "function", "function": function}
 
 

@@ -66,6 +66,8 @@ class ResponsesAdapter(ChatAdapter):
                 if choice.mode is ChoiceMode.TOOL
                 else choice.mode.value
             )
+        if request.parallel is not None:
+            body["parallel_tool_calls"] = request.parallel
         if request.max_tokens is not None:
             body["max_output_tokens"] = request.max_tokens
         if request.temperature is not None:
