@@ -12,6 +12,7 @@ from conchcheck.advice import routes
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
+from conchcheck.knobs import decide_knobs
 from conchcheck.results import (
     CaseRefusal,
     Cell,
@@ -25,6 +26,7 @@ from conchcheck.results import (
     StrictMode,
     Verdict,
 )
+from conchcheck.wire.providers import ApiFamily
 
 CLEARLY_WORSE = 0.2
 """How far below words native must fall to count as clearly worse."""
@@ -228,10 +230,12 @@ def decide(
     tools_declared: bool | None = None,
     valid_cases: Iterable[str] | None = None,
     strict_breakers: Iterable[str] = (),
+    api: ApiFamily | None = None,
 ) -> Verdict:
     """The whole verdict from a probe's cells (``valid_cases``: every valid case of the
     matrix, so a case that never got an answer still counts as not carried;
-    ``strict_breakers``: the valid cases whose schema strict mode must refuse)."""
+    ``strict_breakers``: the valid cases whose schema strict mode must refuse; ``api``: the
+    endpoint's API family, for the finish reasons of the knobs section)."""
     invalid_cases = tuple(invalid_cases)
     dialect = decide_dialect(cells, family, invalid_cases, valid_cases)
     native, words = rates(cells, Stage.NATIVE), rates(cells, Stage.WORDS)
@@ -310,6 +314,7 @@ def decide(
         leaks,
         strict,
         options,
+        decide_knobs(cells, api),
     )
 
 

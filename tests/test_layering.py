@@ -28,6 +28,7 @@ LAYER_OF = {
     "results": "results",
     "verdict": "results",
     "advice": "results",
+    "knobs": "results",
     "probe": "probe",
     "report": "report",
     "gate": "gate",

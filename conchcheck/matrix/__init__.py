@@ -4,7 +4,13 @@ checked with line numbers (``loader``).
 
 from __future__ import annotations
 
-from conchcheck.matrix.loader import MatrixError, builtin_matrices, load_matrix, validate_file
+from conchcheck.matrix.loader import (
+    MatrixError,
+    builtin_matrices,
+    knob_matrix,
+    load_matrix,
+    validate_file,
+)
 from conchcheck.matrix.model import FollowUp, Matrix, Prompt, SchemaCase, copy_names, digest
 
 __all__ = [
@@ -16,6 +22,7 @@ __all__ = [
     "builtin_matrices",
     "copy_names",
     "digest",
+    "knob_matrix",
     "load_matrix",
     "validate_file",
 ]

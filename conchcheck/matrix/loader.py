@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
@@ -334,3 +335,15 @@ def build_prompt(spec: dict[str, Any]) -> Prompt:
         ),
         follow_up=FollowUp(follow["result"], as_matcher(follow["answer"])) if follow else None,
     )
+
+
+@lru_cache(maxsize=1)
+def knob_matrix() -> Matrix:
+    """The knob prompts of stage 8 (``matrices/knobs/knobs.yaml``), sent with the knobs set
+    whatever matrix the probe uses; not a matrix a user picks, so not listed as built in."""
+    resource = files("conchcheck") / "matrices" / "knobs" / "knobs.yaml"
+    text, source = resource.read_text(encoding="utf-8"), str(resource)
+    checker = MatrixChecker(text, source)
+    if checker.problems:
+        raise MatrixError(source, checker.problems)
+    return _build(checker.data, source)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from conchcheck.core.leaks import Server
+from conchcheck.core.names import Name
 from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import Budget, StopProbe
@@ -48,6 +49,19 @@ class ProbeObserver(Protocol):
         """A cell finished."""
 
 
+class Check(Name):
+    """A group of checks a probe can run (``--checks``); all by default."""
+
+    DIALECT = "dialect"
+    """The schema cases, across the dialects."""
+    MODE = "mode"
+    """The prompts natively and in words, the round trips, two streaming pairs."""
+    KNOBS = "knobs"
+    """Knobs and losses: tool_choice, parallel control, strict mode, call ids, fidelity."""
+    STREAMING = "streaming"
+    """Every native prompt also streamed and compared (without it, two are)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProbeOptions:
     """How a probe runs and what it may spend."""
@@ -63,7 +77,9 @@ class ProbeOptions:
     prompt_max_tokens: int = 200
     """Output limit of a prompt: enough for a call or a short answer, not for rambling."""
     streaming_checks: int = 2
-    """Prompts also sent streamed, to compare with the whole reply."""
+    """Prompts also sent streamed, to compare with the whole reply, without ``Check.STREAMING``."""
+    checks: frozenset[Check] = frozenset(Check)
+    """The groups of checks to run."""
     policy: Policy = field(default_factory=Policy)
     """Timeouts, retries, body size; ``policy.concurrency`` is the probe's one limit."""
     deadline: float | None = None

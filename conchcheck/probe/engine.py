@@ -21,10 +21,11 @@ from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.strictness import strict_breaks
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import STAGE, URGENCY, StopProbe, Urgency
-from conchcheck.probe.context import CHAIN, Context, ProbeObserver, ProbeOptions
+from conchcheck.probe.context import CHAIN, Check, Context, ProbeObserver, ProbeOptions
 from conchcheck.probe.dialect import run_dialects, run_invalid_cases
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.followups import round_trip, streaming
+from conchcheck.probe.knobs import run_knobs
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.probe.prompts import native_prompt, words_prompt
 from conchcheck.results import (
@@ -112,12 +113,22 @@ class Probe:
         catalogue = asyncio.ensure_future(
             self.timed(Stage.CATALOGUE, Urgency.REACH, self.read_catalogue(ctx))
         )
+        checks = self.options.checks
         dialect = asyncio.ensure_future(
             self.timed(Stage.DIALECT, Urgency.DIALECT, run_dialects(ctx))
+            if Check.DIALECT in checks
+            else _nothing()
         )
-        # Nothing waits for the deliberately invalid cases: they go when a slot is free.
-        invalid = self.timed(Stage.DIALECT, Urgency.IDLE, run_invalid_cases(ctx))
-        await ctx.together([self.words(ctx, catalogue), self.native(ctx, dialect), invalid])
+        jobs: list[Awaitable[object]] = [catalogue, dialect]
+        if Check.DIALECT in checks:
+            # Nothing waits for the deliberately invalid cases: they go when a slot is free.
+            jobs.append(self.timed(Stage.DIALECT, Urgency.IDLE, run_invalid_cases(ctx)))
+        if Check.MODE in checks:
+            jobs += [self.words(ctx, catalogue), self.native(ctx, dialect)]
+        if Check.KNOBS in checks:
+            # Knob tools are plain schemas every dialect carries: no wait for the dialect.
+            jobs.append(self.timed(Stage.KNOBS, Urgency.NATIVE, run_knobs(ctx)))
+        await ctx.together(jobs)
         self._check_answers(ctx)
 
     async def words(self, ctx: Context, catalogue: Awaitable[None]) -> None:
@@ -144,25 +155,29 @@ class Probe:
         self.follow(Stage.DIALECT)
         dialect = self.chosen_dialect(ctx)
         prompts = ctx.matrix.prompts
-        calling = [p for p in prompts if not p.expect.no_call and p.follow_up is None]
-        calling = calling[: self.options.streaming_checks]
+        if Check.STREAMING in self.options.checks:
+            streamed = {p.id for p in prompts}
+        else:
+            calling = [p for p in prompts if not p.expect.no_call and p.follow_up is None]
+            streamed = {p.id for p in calling[: self.options.streaming_checks]}
         ctx.announce(Stage.NATIVE, len(prompts) * self.options.repeat)
 
         async def one(prompt_index: int, attempt: int) -> None:
             prompt = prompts[prompt_index]
             work = native_prompt(ctx, prompt, dialect, attempt)
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.NATIVE
-            cell = await self.timed(Stage.NATIVE, urgency, work)
+            whole = asyncio.ensure_future(self.timed(Stage.NATIVE, urgency, work))
+            if attempt == 1 and prompt.id in streamed:
+                # The streamed copy goes with the whole request and is compared with its cell.
+                pair = streaming(ctx, prompt, dialect, whole)
+                await self.timed(Stage.FOLLOW_UP, Urgency.NATIVE, pair)
+            cell = await whole
             if attempt == 1 and prompt.follow_up is not None:
                 await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
 
-        jobs: list[Awaitable[object]] = [
+        await ctx.together(
             one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
-        ]
-        jobs += [
-            self.timed(Stage.FOLLOW_UP, Urgency.NATIVE, streaming(ctx, p, dialect)) for p in calling
-        ]
-        await ctx.together(jobs)
+        )
 
     def chosen_dialect(self, ctx: Context) -> Dialect:
         """The dialect native tools go in: the verdict's, else the best there is, else the
@@ -279,6 +294,7 @@ class Probe:
                     if c.valid and any(strict_breaks(dict(t.parameters)) for t in c.tools)
                 ],
                 tools_declared=ctx.catalogue.tools if ctx and ctx.catalogue else None,
+                api=self.target.provider.api,
             )
             if reached
             else None
@@ -310,6 +326,10 @@ class Probe:
             ctx.critical_path if ctx else 0,
             self.matrix.own,
         )
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _looked_up(source: str) -> RequestEvidence | None:

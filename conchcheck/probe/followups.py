@@ -8,7 +8,7 @@ either side is compared with nothing: it is an error, never an agreement.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Awaitable
 from typing import Any
 
 from conchcheck.core.dialects import Dialect
@@ -21,8 +21,9 @@ from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.judging import judge_native, unanswered
 from conchcheck.probe.prompts import in_dialect, listed, messages, native_request, offered, request
 from conchcheck.results import PASSING, Cell, CellMode, NativeFacts, Outcome, Stage, StreamFacts
+from conchcheck.wire.adapter import REPAIRED_DELTAS
 from conchcheck.wire.chat import Message, Role
-from conchcheck.wire.exchange import Replied
+from conchcheck.wire.exchange import Exchange, Replied
 
 
 async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
@@ -77,37 +78,42 @@ async def round_trip(ctx: Context, prompt: Prompt, source: Cell) -> Cell | None:
     return ctx.record(cell)
 
 
-async def streaming(ctx: Context, prompt: Prompt, dialect: Dialect) -> Cell:
-    """The prompt sent whole and streamed at once, and the two replies compared."""
+async def streaming(ctx: Context, prompt: Prompt, dialect: Dialect, whole: Awaitable[Cell]) -> Cell:
+    """The prompt streamed at the same time as its whole native cell, and the two compared."""
     cell_id = f"follow_up/streaming/{prompt.id}"
-    prior = ctx.reuse(cell_id)
-    if prior is not None:
-        return prior
+    if cell_id in ctx.prior:
+        await whole
+        return ctx.reuse(cell_id) or ctx.cells[-1]
     tools = offered(ctx, prompt)
     # Both at once, so a server that batches requests (llama.cpp --parallel) decodes the two
     # in the same batch: a batch that differs can change what it writes at temperature 0
     # (seen live with SmolLM2).
-    whole_x, streamed_x = await ctx.together(
-        [
-            ctx.send(native_request(ctx, prompt, dialect, stream=s), f"{cell_id}/{s}")
-            for s in (False, True)
-        ]
+    streamed_x, whole_cell = await ctx.together(
+        [ctx.send(native_request(ctx, prompt, dialect, stream=True), cell_id), whole]
     )
-    if whole_x is None or streamed_x is None:
+    if not isinstance(streamed_x, Exchange) or not isinstance(whole_cell, Cell):
         raise StopProbe(ctx.budget.stopped or "the budget is spent")
-    whole = judge_native(cell_id, prompt, whole_x, tools, dialect, server=ctx.server)
     streamed = judge_native(cell_id, prompt, streamed_x, tools, dialect, server=ctx.server)
-    failed = [c for c in (whole, streamed) if c.outcome is Outcome.ERROR]
+    repaired = [f for f in streamed.findings if f.code in REPAIRED_DELTAS]
+    failed = [c for c in (whole_cell, streamed) if c.outcome is Outcome.ERROR]
     if failed:
         # Two failures do not agree, and one failure is compared with nothing.
-        sides = " and ".join("whole" if c is whole else "streamed" for c in failed)
+        sides = " and ".join("whole" if c is whole_cell else "streamed" for c in failed)
         outcome, detail = Outcome.ERROR, f"No usable reply to compare ({sides}): {failed[0].detail}"
-    elif whole.label == streamed.label and _calls(whole) == _calls(streamed):
+    elif whole_cell.label == streamed.label and _calls(whole_cell) == _calls(streamed):
         outcome, detail = Outcome.PASS, f"Streamed and whole replies agree ({streamed.label})."
+        if repaired:
+            # Agreement only after conchcheck mended the deltas: a client that reads deltas
+            # by the book gets something else.
+            outcome = Outcome.WRONG_ARGUMENTS
+            codes = ", ".join(dict.fromkeys(f.code for f in repaired))
+            detail = (
+                f"Streamed and whole replies agree only after the deltas were repaired ({codes})."
+            )
     else:
         # The two disagree: that is no pass, even when the streamed reply alone would be one.
         outcome = streamed.outcome if streamed.outcome not in PASSING else Outcome.WRONG_ARGUMENTS
-        detail = f"Streamed: {streamed.label}; whole: {whole.label}. {streamed.detail}"
+        detail = f"Streamed: {streamed.label}; whole: {whole_cell.label}. {streamed.detail}"
     cell = exchange_cell(
         cell_id,
         Stage.FOLLOW_UP,
@@ -120,9 +126,9 @@ async def streaming(ctx: Context, prompt: Prompt, dialect: Dialect) -> Cell:
         repairs=streamed.repairs,
         reading=streamed.reading,
         findings=streamed.findings,
-        facts=StreamFacts(_native(streamed), whole.label, whole.reply),
+        facts=StreamFacts(_native(streamed), whole_cell.label, whole_cell.reply),
     )
-    return ctx.record(dataclasses.replace(cell, requests=whole.requests + streamed.requests))
+    return ctx.record(cell)
 
 
 def _native(cell: Cell) -> NativeFacts | None:

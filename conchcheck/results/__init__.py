@@ -22,6 +22,18 @@ from conchcheck.results.facts import (
     SchemaFacts,
     StreamFacts,
 )
+from conchcheck.results.knobs import (
+    Agreement,
+    Fidelity,
+    FidelityFacts,
+    IdFacts,
+    Ids,
+    KnobFacts,
+    Knobs,
+    KnobsVerdict,
+    Reasoning,
+    Streaming,
+)
 from conchcheck.results.result import ProbeResult, RunInfo
 from conchcheck.results.verdict import (
     CaseRefusal,
@@ -37,6 +49,7 @@ from conchcheck.results.verdict import (
 
 __all__ = [
     "PASSING",
+    "Agreement",
     "CallReading",
     "CaseRefusal",
     "CatalogueFacts",
@@ -44,6 +57,13 @@ __all__ = [
     "CellFacts",
     "CellMode",
     "DialectVerdict",
+    "Fidelity",
+    "FidelityFacts",
+    "IdFacts",
+    "Ids",
+    "KnobFacts",
+    "Knobs",
+    "KnobsVerdict",
     "Leak",
     "LeakFacts",
     "Mode",
@@ -53,6 +73,7 @@ __all__ = [
     "ProbeResult",
     "Rates",
     "ReadCall",
+    "Reasoning",
     "ReplyEvidence",
     "RequestEvidence",
     "Route",
@@ -60,6 +81,7 @@ __all__ = [
     "SchemaFacts",
     "Stage",
     "StreamFacts",
+    "Streaming",
     "StrictMode",
     "Verdict",
 ]

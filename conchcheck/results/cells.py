@@ -27,6 +27,8 @@ class Stage(Name):
     NATIVE = "native"
     WORDS = "words"
     FOLLOW_UP = "follow_up"
+    KNOBS = "knobs"
+    """Knobs and losses: tool_choice, parallel control, strict mode, call ids, fidelity."""
 
 
 class Outcome(Name):
@@ -46,6 +48,9 @@ class Outcome(Name):
     UNPARSED_BY_SERVER = "unparsed_by_server"
     """The model answered, and the server couldn't parse its output (a 5xx saying so): the
     model's answer, never a refusal; a dialect cell so answered was accepted."""
+    NOT_HONOURED = "not_honoured"
+    """A knob cell: the endpoint took the knob and did not do what it says (ignored, or strict
+    mode failing open), or call ids or exact arguments came back broken."""
     REFUSED = "refused"
     ERROR = "error"
     SKIPPED = "skipped"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conchcheck.results.evidence import ReplyEvidence
+from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,5 +66,8 @@ class StreamFacts:
     whole_reply: ReplyEvidence | None = None
 
 
-CellFacts = SchemaFacts | CatalogueFacts | NativeFacts | StreamFacts
-"""The facts a cell may carry, by stage: dialect, catalogue, native, streaming."""
+CellFacts = (
+    SchemaFacts | CatalogueFacts | NativeFacts | StreamFacts | KnobFacts | IdFacts | FidelityFacts
+)
+"""The facts a cell may carry, by stage: dialect, catalogue, native, streaming, and the knob
+cells' (``results.knobs``)."""

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from conchcheck.core.dialects import Dialect
+from conchcheck.core.fidelity import FieldChange
 from conchcheck.core.usertools import OwnTool
 from conchcheck.errors import InputError
 from conchcheck.files import load_json, locate, problem
@@ -31,6 +32,7 @@ from conchcheck.results.facts import (
     SchemaFacts,
     StreamFacts,
 )
+from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
 from conchcheck.results.plain import from_plain
 from conchcheck.results.result import ProbeResult, RunInfo
 from conchcheck.results.verdict import Verdict
@@ -116,6 +118,13 @@ def facts_of(stage: Stage, mode: CellMode | None, extra: dict[str, Any]) -> Cell
             reply = extra.get("whole_reply")
             whole = None if reply is None else from_plain(ReplyEvidence, reply)
             return StreamFacts(_native(extra), extra.get("whole"), whole)
+        case Stage.KNOBS if "knob" in extra:
+            return from_plain(KnobFacts, extra)
+        case Stage.KNOBS if "id_rounds" in extra:
+            rounds = tuple(tuple(ids) for ids in extra["id_rounds"])
+            return IdFacts(rounds, extra.get("round_trip"))
+        case Stage.KNOBS if "changed" in extra:
+            return FidelityFacts(from_plain(tuple[FieldChange, ...], extra["changed"]))
         case _:
             return None
 

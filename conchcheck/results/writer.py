@@ -15,6 +15,7 @@ from conchcheck.results.facts import (
     SchemaFacts,
     StreamFacts,
 )
+from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
 from conchcheck.results.plain import to_plain
 from conchcheck.results.result import ProbeResult, RunInfo
 
@@ -97,6 +98,18 @@ def facts_data(facts: CellFacts | None) -> dict[str, Any]:
                 {} if whole is None else {"whole": whole, "whole_reply": to_plain(whole_reply)}
             )
             return {**facts_data(native), **compared}
+        case KnobFacts(knob, state, calls, baseline, breaking):
+            return {
+                "knob": knob.value,
+                "state": state.value,
+                "calls": calls,
+                "baseline": baseline,
+                "breaking": list(breaking),
+            }
+        case IdFacts(rounds, round_trip):
+            return {"id_rounds": [list(ids) for ids in rounds], "round_trip": round_trip}
+        case FidelityFacts(changed):
+            return {"changed": to_plain(changed)}
 
 
 def render(result: ProbeResult, info: RunInfo) -> str:
