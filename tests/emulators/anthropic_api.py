@@ -47,6 +47,10 @@ def check_tools(tools: list[dict[str, Any]]) -> Response | None:
     return None
 
 
+_CHOICES = {"none": "none", "any": "required", "tool": "named", "auto": "auto"}
+"""Anthropic's ``tool_choice`` types as ``Asked`` says them."""
+
+
 @dataclass
 class AnthropicEmulator:
     """Serves Messages for ``model``; ``key`` requires that ``x-api-key``."""
@@ -82,7 +86,17 @@ class AnthropicEmulator:
                     messages.append({"role": "tool", "content": str(block.get("content", ""))})
                 elif block.get("type") == "text":
                     messages.append({"role": message["role"], "content": block.get("text", "")})
-        answer = self.model(Asked(tools, messages, request.get("max_tokens")))
+        choice = request.get("tool_choice") or {}
+        asked = Asked(
+            tools,
+            messages,
+            request.get("max_tokens"),
+            _CHOICES.get(choice.get("type"), "auto"),
+            choice.get("name") if choice.get("type") == "tool" else None,
+            False if choice.get("disable_parallel_tool_use") is True else None,
+            {t["name"]: t["strict"] for t in request.get("tools") or [] if "strict" in t},
+        )
+        answer = self.model(asked)
         blocks: list[dict[str, Any]] = (
             [{"type": "text", "text": answer.text}] if answer.text else []
         )

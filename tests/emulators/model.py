@@ -22,6 +22,16 @@ class Asked:
     messages: list[dict[str, Any]]
     """Each ``{"role", "content"}``; tool results have role ``tool``."""
     max_tokens: int | None = None
+    choice: str = "auto"
+    """The request's tool choice, whatever the API's spelling: ``auto``, ``none``,
+    ``required`` (Anthropic's ``any``, Gemini's ``ANY``) or ``named`` (then ``named``)."""
+    named: str | None = None
+    """The tool a named choice forces."""
+    parallel: bool | None = None
+    """False when the request held parallel calls back (``parallel_tool_calls: false``,
+    Anthropic's ``disable_parallel_tool_use: true``); None when it said nothing."""
+    strict: dict[str, bool] = field(default_factory=dict)
+    """Each tool's ``strict`` flag as sent (a tool without one is absent)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from tests.emulators.model import Answer, Asked, Behaviour
 from tests.emulators.server import Fault, Received, Response
+from tests.emulators.strict import responses_refusal, strict_problem
 from tests.emulators.vectors import refusal, vector
 
 
@@ -47,16 +48,17 @@ class ResponsesEmulator:
             tools = [dict(t, strict=False) for t in tools]
         for tool in tools:
             # strict defaults to true in this API: a tool without the flag is checked too.
-            problem = (
-                _strict_problem(tool.get("parameters"), ()) if tool.get("strict", True) else None
-            )
+            problem = strict_problem(tool.get("parameters")) if tool.get("strict", True) else None
             if problem is not None:
-                return _strict_refusal(tool["name"], problem)
+                return responses_refusal(tool["name"], problem)
         asked = Asked(
             [{"name": t["name"], "description": t.get("description", ""),
               "parameters": t.get("parameters") or {}} for t in tools],
             _messages(request.get("input")),
             request.get("max_output_tokens"),
+            *_choice(request.get("tool_choice")),
+            parallel=False if request.get("parallel_tool_calls") is False else None,
+            strict={t["name"]: t.get("strict", True) is True for t in tools},
         )  # fmt: skip
         answer = self.model(asked)
         response = _response(answer, request, tools)
@@ -135,42 +137,11 @@ class ResponsesEmulator:
         )
 
 
-def _strict_problem(schema: Any, context: tuple[str, ...]) -> str | None:
-    """Strict mode's rules on one schema (objects closed, every property required), worded
-    as OpenAI words them (refusals.yaml S24, S25); None when the schema keeps them."""
-    if not isinstance(schema, dict):
-        return None
-    properties = schema.get("properties")
-    where = f"In context={context!r}"
-    if schema.get("type") == "object" or isinstance(properties, dict):
-        if schema.get("additionalProperties") is not False:
-            return f"{where}, 'additionalProperties' is required to be supplied and to be false."
-        missing = [name for name in properties or {} if name not in (schema.get("required") or [])]
-        if missing:
-            return (
-                f"{where}, 'required' is required to be supplied and to be an array including"
-                f" every key in properties. Missing '{missing[0]}'."
-            )
-    children = (
-        [(("properties", k), v) for k, v in (properties or {}).items()]
-        if isinstance(properties, dict)
-        else []
-    )
-    if isinstance(schema.get("items"), dict):
-        children.append((("items",), schema["items"]))
-    for step, child in children:
-        found = _strict_problem(child, (*context, *step))
-        if found is not None:
-            return found
-    return None
-
-
-def _strict_refusal(name: str, problem: str) -> Response:
-    """The S25 refusal's envelope, naming the refused function and its problem as OpenAI
-    does ("Invalid schema for function 'mysql_execute': In context=(), …")."""
-    body = json.loads(vector("openai-responses-strict-required-every-key")["body"])
-    body["error"]["message"] = f"Invalid schema for function '{name}': {problem}"
-    return Response.json(body, 400)
+def _choice(choice: Any) -> tuple[str, str | None]:
+    """``tool_choice`` as ``Asked`` says it: a word, or ``{"type": "function", "name": …}``."""
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        return "named", choice.get("name")
+    return (choice, None) if choice in ("none", "required") else ("auto", None)
 
 
 def _messages(items: Any) -> list[dict[str, Any]]:
