@@ -14,22 +14,21 @@ from collections.abc import Iterable, Sequence
 
 from conchcheck.core.fidelity import changes
 from conchcheck.core.jsontypes import JsonValue
-from conchcheck.core.knobs import Knob, KnobState
-from conchcheck.core.refusals import RefusalKind
-from conchcheck.results.cells import Cell, CellMode, Outcome, Stage
-from conchcheck.results.evidence import ReplyEvidence
-from conchcheck.results.knobs import (
+from conchcheck.core.knobs import (
     Agreement,
     Fidelity,
-    FidelityFacts,
-    IdFacts,
     Ids,
-    KnobFacts,
+    Knob,
     Knobs,
-    KnobsVerdict,
+    KnobsAndLosses,
+    KnobState,
     Reasoning,
     Streaming,
 )
+from conchcheck.core.refusals import RefusalKind
+from conchcheck.results.cells import Cell, CellMode, Outcome, Stage
+from conchcheck.results.evidence import ReplyEvidence
+from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
 from conchcheck.wire.chat import Finish
 from conchcheck.wire.providers import ApiFamily
 
@@ -50,7 +49,7 @@ _KNOB_WORDS = {
 }
 
 
-def decide_knobs(cells: Sequence[Cell], api: ApiFamily | None = None) -> KnobsVerdict:
+def decide_knobs(cells: Sequence[Cell], api: ApiFamily | None = None) -> KnobsAndLosses:
     """The section from a probe's cells; ``api`` decides which finish reasons must name calls."""
     knobs = Knobs(*(_state(cells, knob) for knob in Knob))
     ids = _ids(cells)
@@ -92,7 +91,7 @@ def decide_knobs(cells: Sequence[Cell], api: ApiFamily | None = None) -> KnobsVe
             f"{streaming.disagree} streamed repl{'ies' if streaming.disagree != 1 else 'y'} "
             "disagreed with the whole reply to the same prompt."
         )
-    return KnobsVerdict(
+    return KnobsAndLosses(
         knobs,
         ids,
         finish,

@@ -22,18 +22,7 @@ from conchcheck.results.facts import (
     SchemaFacts,
     StreamFacts,
 )
-from conchcheck.results.knobs import (
-    Agreement,
-    Fidelity,
-    FidelityFacts,
-    IdFacts,
-    Ids,
-    KnobFacts,
-    Knobs,
-    KnobsVerdict,
-    Reasoning,
-    Streaming,
-)
+from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
 from conchcheck.results.result import ProbeResult, RunInfo
 from conchcheck.results.verdict import (
     CaseRefusal,
@@ -49,7 +38,6 @@ from conchcheck.results.verdict import (
 
 __all__ = [
     "PASSING",
-    "Agreement",
     "CallReading",
     "CaseRefusal",
     "CatalogueFacts",
@@ -57,13 +45,9 @@ __all__ = [
     "CellFacts",
     "CellMode",
     "DialectVerdict",
-    "Fidelity",
     "FidelityFacts",
     "IdFacts",
-    "Ids",
     "KnobFacts",
-    "Knobs",
-    "KnobsVerdict",
     "Leak",
     "LeakFacts",
     "Mode",
@@ -73,7 +57,6 @@ __all__ = [
     "ProbeResult",
     "Rates",
     "ReadCall",
-    "Reasoning",
     "ReplyEvidence",
     "RequestEvidence",
     "Route",
@@ -81,7 +64,6 @@ __all__ = [
     "SchemaFacts",
     "Stage",
     "StreamFacts",
-    "Streaming",
     "StrictMode",
     "Verdict",
 ]

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from conchcheck.core.dialects import Dialect
+from conchcheck.core.knobs import KnobsAndLosses
 from conchcheck.core.names import Name
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import Trial
-from conchcheck.results.knobs import KnobsVerdict
 
 
 class Mode(Name):
@@ -128,7 +128,7 @@ class Verdict:
     """What ``strict: true`` did to the valid schema cases; None when it was not tried."""
     options: tuple[Option, ...] = ()
     """The ways an app can use this model's tools, each with its measured rate, best first."""
-    knobs: KnobsVerdict | None = None
+    knobs_and_losses: KnobsAndLosses | None = None
     """Knobs and losses: what the endpoint did with each knob, and the calls it lost (None in
     files before it)."""
 
