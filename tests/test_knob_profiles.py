@@ -1,0 +1,317 @@
+"""`conchcheck probe` against endpoints that break the knobs and lose calls (issue 21, DESIGN
+stage 8), end to end: one loopback server per behaviour (tests/emulators/knob_profiles.py),
+probed through the CLI with the default matrix, asserting the exact knobs-and-losses section
+of results.json and the same fields in the capability entry.
+
+The honest endpoint (the oracle obeying every knob, OpenAI's strict-mode refusals, unique call
+ids) gets every knob ``honoured``, every id fact true, ``finish_reason: agrees``, ``fidelity:
+exact`` and no losses; each profile changes exactly the fields its quirk breaks.
+
+The first tests check the emulators themselves, so a failure of the probe tests is the
+probe's, not the emulators'.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conchcheck.cli import app
+from conchcheck.core.refusals import classify
+from conchcheck.matrix import knob_matrix, load_matrix
+from tests.emulators import knob_profiles
+from tests.emulators.model import Asked
+from tests.emulators.openai_api import OpenAIEmulator
+from tests.emulators.oracle import oracle
+from tests.emulators.server import EmulatorServer, Handler, Received
+from tests.emulators.strict import chat_refusal
+
+Serve = Callable[[Handler], EmulatorServer]
+MATRIX = load_matrix("default")
+KNOBS = knob_matrix()
+PROMPT = {p.id: p for p in KNOBS.prompts}
+PROFILES = knob_profiles.profiles(MATRIX)
+runner = CliRunner()
+
+
+# -- the emulators --------------------------------------------------------------------------
+
+
+def tools(*names: str) -> list[dict[str, Any]]:
+    return [
+        {"name": KNOBS.tools[n].name, "parameters": dict(KNOBS.tools[n].parameters)} for n in names
+    ]
+
+
+def asked(prompt_id: str, **knobs: Any) -> Asked:
+    prompt = PROMPT[prompt_id]
+    return Asked(tools(*prompt.tools), [{"role": "user", "content": prompt.user}], **knobs)
+
+
+def called(answer: Any) -> list[tuple[str, Any]]:
+    return [(c.name, json.loads(c.arguments)) for c in answer.calls]
+
+
+ORACLE_CASES = [
+    # (prompt, knobs, ignores, calls)
+    ("tool-choice-none", {}, (), [("get_weather", {"city": "Paris"})]),
+    ("tool-choice-none", {"choice": "none"}, (), []),
+    ("tool-choice-none", {"choice": "none"}, ("none",), [("get_weather", {"city": "Paris"})]),
+    ("tool-choice-required", {}, (), []),
+    ("tool-choice-required", {"choice": "required"}, (), [("get_weather", {"city": "Paris"})]),
+    ("tool-choice-required", {"choice": "required"}, ("required",), []),
+    ("tool-choice-named", {}, (), [("get_weather", {"city": "Paris"})]),
+    (
+        "tool-choice-named",
+        {"choice": "named", "named": "remember"},
+        (),
+        [("remember", {"fact": "anything"})],
+    ),
+    (
+        "tool-choice-named",
+        {"choice": "named", "named": "remember"},
+        ("named",),
+        [("get_weather", {"city": "Paris"})],
+    ),
+    ("parallel", {}, (), [("get_weather", {"city": "paris"}), ("get_weather", {"city": "tokyo"})]),
+    ("parallel", {"parallel": False}, (), [("get_weather", {"city": "paris"})]),
+    (
+        "parallel",
+        {"parallel": False},
+        ("parallel",),
+        [("get_weather", {"city": "paris"}), ("get_weather", {"city": "tokyo"})],
+    ),
+    ("strict-closed", {}, (), [("set_alarm", {"minutes": "ten", "label": "tea"})]),
+    ("strict-closed", {"strict": {"set_alarm": True}}, (), [("set_alarm", {"minutes": 10})]),
+]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "knobs", "ignores", "calls"),
+    ORACLE_CASES,
+    ids=[
+        "none-unset-calls-as-begged",
+        "none-no-call",
+        "none-ignored-calls",
+        "required-unset-greets",
+        "required-calls",
+        "required-ignored-greets",
+        "named-unset-calls-weather",
+        "named-calls-the-named-tool",
+        "named-ignored-calls-weather",
+        "parallel-unset-two-calls",
+        "parallel-false-one-call",
+        "parallel-false-ignored-two-calls",
+        "strict-unset-writes-what-the-prompt-tempts",
+        "strict-holds-to-the-closed-schema",
+    ],
+)
+def test_the_oracle_obeys_each_knob_unless_it_ignores_it(
+    prompt: str, knobs: dict[str, Any], ignores: tuple[str, ...], calls: list[Any]
+) -> None:
+    assert called(oracle(MATRIX, ignores=ignores)(asked(prompt, **knobs))) == calls
+
+
+def test_the_oracle_calls_one_city_a_round_then_answers() -> None:
+    model = oracle(MATRIX)
+    turns = asked("ids-rounds").messages
+    cities = []
+    for _ in range(3):
+        answer = model(Asked(tools("get_weather"), turns))
+        cities += [args["city"] for _, args in called(answer)]
+        turns = [*turns, {"role": "assistant", "content": ""}, {"role": "tool", "content": "18"}]
+    final = model(Asked(tools("get_weather"), turns))
+    assert (cities, final.calls, "Lima" in final.text) == (["Paris", "Tokyo", "Lima"], [], True)
+
+
+def test_the_oracle_copies_the_fidelity_arguments_exactly() -> None:
+    [(name, arguments)] = called(oracle(MATRIX)(asked("fidelity")))
+    expected = {a.name: a.matcher.value for a in PROMPT["fidelity"].expect.calls[0].arguments}
+    assert (name, arguments) == ("save_snippet", expected)
+    assert arguments["count"] == 2**53 + 1 and "</tool_call>" in arguments["note"]
+
+
+def strict_tool(name: str, strict: bool = True) -> dict[str, Any]:
+    tool = KNOBS.tools[name]
+    function = {"name": tool.name, "parameters": dict(tool.parameters), "strict": strict}
+    return {"type": "function", "function": function}
+
+
+def test_chat_completions_refuses_a_strict_schema_it_cant_enforce_in_openais_words() -> None:
+    refused = chat_refusal([strict_tool("set_alarm"), strict_tool("add_tag")])
+    assert refused is not None and refused.status == 400
+    found = classify(refused.status, refused.body.decode())
+    assert (found.kind.value, found.tool_index, found.keyword, found.message) == (
+        "schema",
+        1,
+        "additionalProperties",
+        "Invalid schema for function 'add_tag': In context=(), 'additionalProperties' is "
+        "required to be supplied and to be false.",
+    )
+    closed_optional = {"type": "function", "function": {"name": "f", "strict": True,
+        "parameters": {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"],
+                       "additionalProperties": False}}}  # fmt: skip
+    refused = chat_refusal([closed_optional])
+    assert refused is not None
+    assert classify(400, refused.body.decode()).message == (
+        "Invalid schema for function 'f': In context=(), 'required' is required to be supplied "
+        "and to be an array including every key in properties. Missing 'b'."
+    )
+    # The closed schema, and any schema sent without the flag, are taken.
+    assert chat_refusal([strict_tool("set_alarm"), strict_tool("add_tag", strict=False)]) is None
+
+
+def post(emulator: OpenAIEmulator, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    body = {"model": "m", "messages": messages, "tools": [strict_tool("get_weather", False)]}
+    answer = emulator(Received("POST", "/v1/chat/completions", {}, {}, json.dumps(body).encode()))
+    data: dict[str, Any] = json.loads(answer.body)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("ids", "first", "second"),
+    [
+        ("unique", "call_[0-9a-f]{24}", "call_[0-9a-f]{24}"),
+        ("constant", "call_0", "call_0"),
+        ("per_reply", "call_0", "call_0"),
+        ("hex8", "call_[0-9a-f]{8}", "call_[0-9a-f]{8}"),
+    ],
+    ids=["unique-each-round", "constant", "restarts-each-round", "short-hex"],
+)
+def test_call_id_schemes(ids: str, first: str, second: str) -> None:
+    import re
+
+    emulator = OpenAIEmulator(oracle(MATRIX), ids=ids)
+    turns: list[dict[str, Any]] = [{"role": "user", "content": PROMPT["ids-rounds"].user}]
+    one = post(emulator, turns)["choices"][0]["message"]["tool_calls"][0]
+    turns += [
+        {"role": "assistant", "content": None, "tool_calls": [one]},
+        {"role": "tool", "tool_call_id": one["id"], "content": "18"},
+    ]
+    two = post(emulator, turns)["choices"][0]["message"]["tool_calls"][0]
+    assert re.fullmatch(first, one["id"]) and re.fullmatch(second, two["id"]), (one, two)
+    assert (one["id"] != two["id"]) is (ids in ("unique", "hex8"))
+
+
+def test_an_id_of_its_own_refused_back_with_mistrals_words() -> None:
+    emulator = OpenAIEmulator(oracle(MATRIX), ids="hex8", takes_ids=knob_profiles.MISTRAL_IDS)
+    turns: list[dict[str, Any]] = [{"role": "user", "content": PROMPT["ids-rounds"].user}]
+    call = post(emulator, turns)["choices"][0]["message"]["tool_calls"][0]
+    turns += [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "18"},
+    ]
+    body = json.dumps(post(emulator, turns))
+    found = classify(400, body)
+    assert (found.kind.value, found.message) == (
+        "other",
+        f"Tool call id was {call['id']} but must be a-z, A-Z, 0-9, with a length of 9.",
+    )
+
+
+# -- probing --------------------------------------------------------------------------------
+
+
+HONEST: dict[str, Any] = {
+    "knobs": {
+        "tool_choice_none": "honoured",
+        "tool_choice_required": "honoured",
+        "tool_choice_named": "honoured",
+        "parallel_false": "honoured",
+        "strict": "honoured",
+    },
+    "ids": {
+        "present": True,
+        "unique_in_reply": True,
+        "unique_across_rounds": True,
+        "round_trip": True,
+        "format": "call_<24 alphanumerics>",
+    },
+    "finish_reason": "agrees",
+    "fidelity": "exact",
+    "fidelity_changes": [],
+    "reasoning": {"seen": False, "swallowed": 0},
+    "streaming": {"agree": 11, "disagree": 0},
+}
+"""The section for an endpoint that honours everything: 11 default prompts streamed."""
+
+
+def but(**changes: Any) -> dict[str, Any]:
+    """``HONEST`` with ``changes``; a dict changes only the keys it names."""
+    out = json.loads(json.dumps(HONEST))
+    for key, value in changes.items():
+        out[key] = {**out[key], **value} if isinstance(value, dict) else value
+    return out
+
+
+CASES = [
+    ("honest", HONEST),
+    ("ignores-tool-choice-none", but(knobs={"tool_choice_none": "ignored"})),
+    ("ignores-tool-choice-required", but(knobs={"tool_choice_required": "ignored"})),
+    ("ignores-named-tool-choice", but(knobs={"tool_choice_named": "ignored"})),
+    ("ignores-parallel-false", but(knobs={"parallel_false": "ignored"})),
+    ("strict-fails-open", but(knobs={"strict": "fails_open"})),
+    ("strict-ignored", but(knobs={"strict": "ignored"})),
+    (
+        "one-constant-id",
+        but(ids={"unique_in_reply": False, "unique_across_rounds": False, "format": "call_0"}),
+    ),
+    ("ids-restart-each-round", but(ids={"unique_across_rounds": False, "format": "call_0"})),
+    # The second round is refused: one round of ids, nothing to compare across rounds.
+    (
+        "own-ids-refused-back",
+        but(
+            ids={
+                "unique_across_rounds": None,
+                "round_trip": False,
+                "format": "call_<8 alphanumerics>",
+            }
+        ),
+    ),
+    ("finish-stop-with-calls", but(finish_reason="wrong")),
+    ("strips-newlines", but(fidelity="altered", fidelity_changes=["newlines_stripped"])),
+    ("cuts-at-a-marker", but(fidelity="altered", fidelity_changes=["cut_at_marker"])),
+    ("rounds-big-integers", but(fidelity="altered", fidelity_changes=["number_rounded"])),
+    # The greeting has no call to stream: its pair agrees; the ten with calls do not.
+    ("stream-arguments-before-id", but(streaming={"agree": 1, "disagree": 10})),
+]
+
+
+def probe(server: EmulatorServer, tmp_path: Path) -> tuple[int, dict[str, Any], str]:
+    result = runner.invoke(
+        app,
+        ["probe", "vllm:m", "--base-url", server.url + "/v1", "--out", str(tmp_path / "out"),
+         "--quiet", "--json", "--concurrency", "4"],
+    )  # fmt: skip
+    data = json.loads(result.stdout) if result.stdout.lstrip().startswith("{") else {}
+    return result.exit_code, data, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("profile", "want"), [pytest.param(*c, id=c[0]) for c in CASES])
+def test_knobs_and_losses_end_to_end(
+    serve: Serve, tmp_path: Path, profile: str, want: dict[str, Any]
+) -> None:
+    server = serve(PROFILES[profile]())
+    code, outcome, said = probe(server, tmp_path)
+    assert code == 0, said
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    section = results["verdict"]["knobs_and_losses"]
+    assert {k: section[k] for k in want} == want
+    # The capability file carries the same fields flat, under the same names; the --json
+    # outcome's entry carries the section as the verdict does.
+    cache = yaml.safe_load(Path(os.environ["CONCHCHECK_CACHE"]).read_text())
+    [written] = cache["entries"]
+    assert {k: written[k] for k in want} == want
+    entry = outcome["entry"]
+    assert {k: entry["knobs_and_losses"][k] for k in want} == want
+    # Whatever a knob or a loss comes to, the mode stays what the calls say.
+    assert (results["verdict"]["mode"], written["mode"]) == ("native", "native")
+    # A knob not honoured, or a loss, is a finding; the honest endpoint has none.
+    assert bool(section["findings"]) is (profile != "honest"), section["findings"]
