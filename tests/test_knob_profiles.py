@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,19 @@ from typer.testing import CliRunner
 
 from conchcheck.cli import app
 from conchcheck.core.refusals import classify
+from conchcheck.core.tools import ChoiceMode, ToolChoice
 from conchcheck.matrix import knob_matrix, load_matrix
+from conchcheck.wire.adapter import ChatAdapter
+from conchcheck.wire.anthropic import AnthropicAdapter
+from conchcheck.wire.chat import ChatRequest, Message, Role
+from conchcheck.wire.openai import OpenAIAdapter
+from conchcheck.wire.responses import ResponsesAdapter
 from tests.emulators import knob_profiles
-from tests.emulators.model import Asked
+from tests.emulators.anthropic_api import AnthropicEmulator
+from tests.emulators.model import Answer, Asked, Behaviour
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
+from tests.emulators.responses_api import ResponsesEmulator
 from tests.emulators.server import EmulatorServer, Handler, Received
 from tests.emulators.strict import chat_refusal
 
@@ -186,8 +195,6 @@ def post(emulator: OpenAIEmulator, messages: list[dict[str, Any]]) -> dict[str, 
     ids=["unique-each-round", "constant", "restarts-each-round", "short-hex"],
 )
 def test_call_id_schemes(ids: str, first: str, second: str) -> None:
-    import re
-
     emulator = OpenAIEmulator(oracle(MATRIX), ids=ids)
     turns: list[dict[str, Any]] = [{"role": "user", "content": PROMPT["ids-rounds"].user}]
     one = post(emulator, turns)["choices"][0]["message"]["tool_calls"][0]
@@ -214,6 +221,60 @@ def test_an_id_of_its_own_refused_back_with_mistrals_words() -> None:
         "other",
         f"Tool call id was {call['id']} but must be a-z, A-Z, 0-9, with a length of 9.",
     )
+
+
+def seen_by(emulator: Callable[[Behaviour], Handler], adapter: ChatAdapter, **knobs: Any) -> Asked:
+    """What the model behind ``emulator`` sees of a request ``adapter`` builds with ``knobs``."""
+    seen: list[Asked] = []
+
+    def model(asked: Asked) -> Answer:
+        seen.append(asked)
+        return Answer(text="ok")
+
+    tool = KNOBS.tools["set_alarm"]
+    request = ChatRequest("m", (Message(Role.USER, "hi"),), tools=(tool,), **knobs)
+    wire = adapter.build("http://127.0.0.1:1/v1", request, None)
+    path = "/v1" + wire.url.split("/v1", 1)[1]
+    headers = {k.lower(): v for k, v in wire.headers.items()}
+    emulator(model)(Received("POST", path, {}, headers, json.dumps(wire.body).encode()))
+    [asked] = seen
+    return asked
+
+
+EMULATORS = [
+    pytest.param(OpenAIEmulator, OpenAIAdapter(), id="chat-completions"),
+    pytest.param(ResponsesEmulator, ResponsesAdapter(), id="responses"),
+    pytest.param(AnthropicEmulator, AnthropicAdapter(), id="anthropic"),
+]
+SEEN = [
+    # (knobs as the request says them, what the model sees)
+    ({}, ("auto", None, None)),
+    ({"tool_choice": ToolChoice(ChoiceMode.NONE)}, ("none", None, None)),
+    ({"tool_choice": ToolChoice(ChoiceMode.REQUIRED)}, ("required", None, None)),
+    ({"tool_choice": ToolChoice(ChoiceMode.TOOL, "set_alarm")}, ("named", "set_alarm", None)),
+    ({"parallel": False}, ("auto", None, False)),
+]
+
+
+@pytest.mark.parametrize("emulator, adapter", EMULATORS)
+@pytest.mark.parametrize(
+    ("knobs", "seen"), SEEN, ids=["unset", "none", "required", "named", "parallel-false"]
+)
+def test_each_emulator_reads_each_knob_in_its_apis_spelling(
+    emulator: Callable[[Behaviour], Handler],
+    adapter: ChatAdapter,
+    knobs: dict[str, Any],
+    seen: tuple[Any, ...],
+) -> None:
+    asked = seen_by(emulator, adapter, **knobs)
+    assert (asked.choice, asked.named, asked.parallel) == seen
+
+
+@pytest.mark.parametrize("emulator, adapter", EMULATORS)
+def test_each_emulator_reads_the_strict_flag(
+    emulator: Callable[[Behaviour], Handler], adapter: ChatAdapter
+) -> None:
+    assert seen_by(emulator, adapter, strict=True).strict == {"set_alarm": True}
 
 
 # -- probing --------------------------------------------------------------------------------
