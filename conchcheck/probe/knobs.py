@@ -75,27 +75,28 @@ async def run_knobs(ctx: Context) -> None:
     )
 
 
-def spelling(knob: Knob, api: ApiFamily) -> str:
-    """The knob as the API family writes it: ``tool_choice: none``, ``parallel_tool_calls:
-    false``, ``disable_parallel_tool_use: true``."""
-    choice = {
-        ApiFamily.ANTHROPIC: {"none": "none", "required": "any", "named": "tool"},
-        ApiFamily.GEMINI: {"none": "NONE", "required": "ANY", "named": "ANY + allowed names"},
-    }.get(api, {"none": "none", "required": "required", "named": "a named function"})
-    field = "functionCallingConfig.mode" if api is ApiFamily.GEMINI else "tool_choice"
+def spelling(knob: Knob, api: ApiFamily, name: str = "") -> str:
+    """The knob as the API family writes it: ``tool_choice: none``, ``tool_choice: function
+    remember``, ``disable_parallel_tool_use: true``."""
+    if knob is Knob.PARALLEL_FALSE:
+        if api is ApiFamily.ANTHROPIC:
+            return "disable_parallel_tool_use: true"
+        return "parallel_tool_calls: false"
+    if knob is Knob.STRICT:
+        return "strict: true"
+    if api is ApiFamily.GEMINI:
+        modes = {Knob.TOOL_CHOICE_NONE: "NONE", Knob.TOOL_CHOICE_REQUIRED: "ANY"}
+        if knob in modes:
+            return f"functionCallingConfig mode {modes[knob]}"
+        return f"functionCallingConfig mode ANY, allowedFunctionNames [{name}]"
+    anthropic = api is ApiFamily.ANTHROPIC
     match knob:
         case Knob.TOOL_CHOICE_NONE:
-            return f"{field}: {choice['none']}"
+            return "tool_choice: none"
         case Knob.TOOL_CHOICE_REQUIRED:
-            return f"{field}: {choice['required']}"
-        case Knob.TOOL_CHOICE_NAMED:
-            return f"{field}: {choice['named']}"
-        case Knob.PARALLEL_FALSE:
-            if api is ApiFamily.ANTHROPIC:
-                return "disable_parallel_tool_use: true"
-            return "parallel_tool_calls: false"
-        case Knob.STRICT:
-            return "strict: true"
+            return f"tool_choice: {'any' if anthropic else 'required'}"
+        case _:
+            return f"tool_choice: {'tool' if anthropic else 'function'} {name}"
 
 
 async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> None:
@@ -104,7 +105,7 @@ async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> N
         return
     exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
     cell = _judged(ctx, matrix, cell_id, prompt, exchange)
-    asked = spelling(knob, ctx.target.provider.api)
+    asked = spelling(knob, ctx.target.provider.api, prompt.tool_choice.name or "")
     state, why = _unanswered(exchange)
     calls = _called(exchange)
     if state is None:
@@ -128,9 +129,12 @@ def _choice_state(
         case _:
             forced = prompt.tool_choice.name or ""
             if calls and set(calls) == {forced}:
-                return KnobState.HONOURED, f"{asked} ({forced}): the reply called {forced}."
+                return (
+                    KnobState.HONOURED,
+                    f"{asked}: the reply called {forced}, though the prompt points elsewhere.",
+                )
             got = f"the reply called {named}" if calls else "no call came back"
-            return KnobState.IGNORED, f"{asked} ({forced}), but {got}: it was ignored."
+            return KnobState.IGNORED, f"{asked}, but {got}: it was ignored."
 
 
 async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
