@@ -24,10 +24,11 @@ from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.matrix import Matrix, Prompt, knob_matrix
 from conchcheck.probe.budget import URGENCY, StopProbe, Urgency
 from conchcheck.probe.context import Context
-from conchcheck.probe.judging import judge_native
-from conchcheck.probe.prompts import in_dialect, messages, request
+from conchcheck.probe.judging import judge_native, judge_words
+from conchcheck.probe.prompts import in_dialect, listed, messages, request
 from conchcheck.results import (
     Cell,
+    CellMode,
     FidelityFacts,
     IdFacts,
     KnobFacts,
@@ -45,7 +46,7 @@ EVIDENCE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
 limits, quota, the context and a model that takes no tools say nothing of a knob."""
 ROUNDS = 3
 """Rounds of the call-id conversation."""
-KNOB_CELLS = 12
+KNOB_CELLS = 13
 """Cells the stage records when every request gets an answer (for progress)."""
 
 _OUTCOMES = {
@@ -70,7 +71,8 @@ async def run_knobs(ctx: Context) -> None:
             _parallel(ctx, matrix, prompt["parallel"]),
             _strict(ctx, matrix, prompt["strict-closed"], prompt["strict-open"]),
             _ids(ctx, matrix, prompt["ids-rounds"]),
-            _fidelity(ctx, matrix, prompt["fidelity"]),
+            _fidelity(ctx, matrix, prompt["fidelity"], CellMode.NATIVE),
+            _fidelity(ctx, matrix, prompt["fidelity"], CellMode.WORDS),
         ]
     )
 
@@ -279,19 +281,29 @@ def _ids_cell(
     return dataclasses.replace(cell, outcome=outcome, detail=detail, facts=facts)
 
 
-async def _fidelity(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
-    cell_id = "knobs/fidelity"
+async def _fidelity(ctx: Context, matrix: Matrix, prompt: Prompt, mode: CellMode) -> None:
+    """The exact arguments, natively or in words: what the app gets after decoding (in words,
+    after conchcheck's reader), compared byte for byte."""
+    words = mode is CellMode.WORDS
+    cell_id = "knobs/fidelity/words" if words else "knobs/fidelity"
     if ctx.reuse(cell_id) is not None:
         return
-    exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
-    cell = _judged(ctx, matrix, cell_id, prompt, exchange)
+    tools = _offered(matrix, prompt)
+    if words:
+        listing = listed(ctx, tools)
+        exchange = await ctx.send(request(ctx, messages(prompt, listing.text)), cell_id)
+        judged = judge_words(cell_id, prompt, exchange, tools, listing.level.value)
+        cell = dataclasses.replace(judged, stage=Stage.KNOBS)
+    else:
+        exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
+        cell = _judged(ctx, matrix, cell_id, prompt, exchange)
     wanted = prompt.expect.calls[0]
     expected: dict[str, JsonValue] = {a.name: a.matcher.value for a in wanted.arguments}
+    call = next((c for c in cell.calls if c.name == wanted.tool), None)
     reply = exchange.outcome.reply if isinstance(exchange.outcome, Replied) else None
-    call = next((c for c in reply.tool_calls if c.name == wanted.tool), None) if reply else None
     if reply is None or call is None or reply.cut_off:
         # No call to compare (or one cut short): fidelity stays untested.
-        ctx.record(dataclasses.replace(cell, facts=None))
+        ctx.record(cell)
         return
     try:
         got: JsonValue = json.loads(call.arguments)
