@@ -209,6 +209,42 @@ def _escaped(marker: str) -> str:
     return marker.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+REPAIRED_DELTAS: frozenset[str] = frozenset(
+    {
+        # chat completions: the call each delta belongs to, by index
+        "delta_without_index",
+        # Anthropic Messages: the block each event belongs to, by index
+        "event_without_index",
+        "delta_without_start",
+        # Responses: the item each event belongs to
+        "event_without_output_index",
+        "event_before_item_added",
+        "item_done_without_added",
+        "calls_only_in_completed",
+        "stream_differs_from_completed",
+        # every API: the id and name before the arguments, and both steady
+        "arguments_before_name",
+        "call_id_changed",
+        "call_name_changed",
+        "call_without_id",
+        # Responses: the argument pieces against the done event's whole arguments
+        "arguments_disagree_with_done",
+    }
+)
+"""Finding codes that say conchcheck repaired or tolerated how a stream's tool calls were
+assembled from its deltas: a streamed reply with one of them does not agree with the whole
+reply, however alike the calls came out, since a client that reads the deltas the documented
+way gets something else."""
+
+
+def note_once(findings: list[Finding], noted: set[str], code: str, detail: str) -> None:
+    """Add a finding about one call unless ``noted`` (that call's codes so far) has its code:
+    a quirk repeated on every delta of a call is named once."""
+    if code not in noted:
+        noted.add(code)
+        findings.append(Finding(code, detail))
+
+
 def parse_json(body: bytes) -> JsonValue:
     """A 2xx body as JSON, or ``WireShapeError`` saying what it was instead."""
     text = body.decode("utf-8", errors="replace")

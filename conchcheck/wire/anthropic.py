@@ -310,7 +310,7 @@ class _Events(EventReducer):
         elif kind == "content_block_start":
             block = body.get("content_block")
             index = self.index(body, fresh=True)
-            self.blocks[index] = _Block(block if isinstance(block, dict) else {})
+            self.open(index, _Block(block if isinstance(block, dict) else {}))
         elif kind == "content_block_delta":
             delta = body.get("delta")
             if isinstance(delta, dict):
@@ -346,6 +346,27 @@ class _Events(EventReducer):
         if fresh or not self.blocks:
             return max(self.blocks, default=-1) + 1
         return max(self.blocks)
+
+    def open(self, index: int, block: _Block) -> None:
+        """A block starts. A tool_use block's start carries its id and name before any
+        ``input_json_delta`` (provider-facts 4.2); a start for a tool_use block already there
+        keeps the argument text so far and the first id and name, each departure a finding."""
+        before = self.blocks.get(index)
+        if before is None or not before.kind == block.kind == "tool_use":
+            self.blocks[index] = block
+            return
+        where = f"content[{index}]"
+        if before.id is None and before.name is None:  # made up for deltas before any start
+            if before.pieces:
+                self.findings.append(Finding("arguments_before_name", where))
+            before.id, before.name, before.input = block.id, block.name, block.input
+            return
+        if block.id != before.id:
+            changed = f"{where}: {before.id}, then {block.id}"
+            self.findings.append(Finding("call_id_changed", changed))
+        if block.name != before.name:
+            changed = f"{where}: {before.name}, then {block.name}"
+            self.findings.append(Finding("call_name_changed", changed))
 
     def delta(self, index: int, delta: JsonObject) -> None:
         block = self.blocks.get(index)
@@ -387,6 +408,9 @@ class _Events(EventReducer):
         name = _name(block.name, where, findings)
         if name is None:
             return None
+        if not _id(block.id):
+            # tool_result answers by tool_use_id: without it no round trip can follow.
+            findings.append(Finding("call_without_id", f"{where}: tool_use has no id"))
         # content_block_start carries `input: {}` and the deltas the JSON text; a call without
         # arguments sends only an empty delta (vercel/ai anthropic-tool-no-args.chunks.txt), so
         # its input is the one the start gave.

@@ -25,6 +25,7 @@ from conchcheck.wire.adapter import (
     WireShapeError,
     bearer_post,
     marker_findings,
+    note_once,
     parse_json,
     string_arguments,
     trim,
@@ -239,7 +240,7 @@ def _reply(
 
 
 class _Slot:
-    __slots__ = ("arguments", "done", "id", "name")
+    __slots__ = ("arguments", "done", "id", "name", "noted")
 
     def __init__(self) -> None:
         self.id: str | None = None
@@ -247,6 +248,8 @@ class _Slot:
         self.arguments: list[str] = []
         self.done: str | None = None
         """The whole arguments from ``.done`` or ``output_item.done``, when they came."""
+        self.noted: set[str] = set()
+        """Codes already found for this call."""
 
 
 class _Events(EventReducer):
@@ -350,26 +353,47 @@ class _Events(EventReducer):
         if not added and index not in self.slots:
             self.findings.append(Finding("item_done_without_added", f"output_index {index}"))
         slot = self.slots.setdefault(index, _Slot())
-        call_id, name = item.get("call_id"), item.get("name")
-        if isinstance(call_id, str):
-            slot.id = slot.id or call_id
-        if isinstance(name, str):
-            slot.name = slot.name or name
+        self.identify(slot, item, f"output_index {index}")
         arguments = item.get("arguments")
         if added and isinstance(arguments, str) and arguments:
             slot.arguments.append(arguments)
         elif not added and arguments is not None:
             slot.done = string_arguments(arguments, f"output[{index}]", self.findings)
 
+    def identify(self, slot: _Slot, item: JsonObject, where: str) -> None:
+        """The call's id and name from its item: the documented order gives them in
+        ``output_item.added``, before any argument piece; the first ones are kept."""
+        given_id, given_name = item.get("call_id"), item.get("name")
+        call_id = given_id if isinstance(given_id, str) and given_id else None
+        name = given_name if isinstance(given_name, str) and given_name else None
+        pieces = any(slot.arguments) or slot.done is not None
+        if (call_id or name) and slot.id is None and not slot.name and pieces:
+            note_once(self.findings, slot.noted, "arguments_before_name", where)
+        if call_id and slot.id is not None and call_id != slot.id:
+            changed = f"{where}: {slot.id}, then {call_id}"
+            note_once(self.findings, slot.noted, "call_id_changed", changed)
+        if name and slot.name and name != slot.name:
+            changed = f"{where}: {slot.name}, then {name}"
+            note_once(self.findings, slot.noted, "call_name_changed", changed)
+        slot.id = slot.id or call_id
+        slot.name = slot.name or name or ""
+
     def calls(self) -> list[ToolCall]:
         calls = []
         for index, slot in sorted(self.slots.items()):
             streamed = "".join(slot.arguments)
             if slot.done is not None and streamed and slot.done != streamed:
-                self.findings.append(Finding("arguments_done_differs", f"output_index {index}"))
+                # The done event's arguments are the call's: they are the server's own whole
+                # value, the one its output_item.done and response.completed repeat and SDKs
+                # hand to the app; the deltas are progress on the way to it.
+                found = Finding("arguments_disagree_with_done", f"output_index {index}")
+                self.findings.append(found)
             if not slot.name:
                 self.findings.append(Finding("call_without_name", f"output_index {index}"))
                 continue
+            if slot.id is None:
+                # function_call_output answers by call_id: without it no round trip can follow.
+                self.findings.append(Finding("call_without_id", f"output_index {index}"))
             calls.append(ToolCall(slot.id, slot.name, slot.done or streamed))
         return calls
 
