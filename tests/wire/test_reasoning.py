@@ -14,19 +14,28 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from conchcheck.wire.adapter import ChatAdapter, Framing
 from conchcheck.wire.anthropic import AnthropicAdapter
-from conchcheck.wire.chat import Reply
+from conchcheck.wire.chat import ChatRequest, Message, Reply, Role
 from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
 from conchcheck.wire.gemini import GeminiAdapter
 from conchcheck.wire.ollama import OllamaAdapter
 from conchcheck.wire.openai import OpenAIAdapter
 from conchcheck.wire.responses import ResponsesAdapter
+from tests.emulators.anthropic_api import AnthropicEmulator
+from tests.emulators.gemini_api import GeminiEmulator
+from tests.emulators.model import Answer, Asked
+from tests.emulators.ollama_api import OllamaEmulator
+from tests.emulators.openai_api import OpenAIEmulator
+from tests.emulators.responses_api import ResponsesEmulator
+from tests.emulators.server import Handler, Received
 
 WIRE = Path(__file__).parent
+ASK = Message(Role.USER, "Hello!")
 THOUGHT = 'The user wants Paris. <tool_call>{"name": "get_weather"}</tool_call>'
 """Reasoning that holds a call's markers: in the text they would be a finding; here, none."""
 
@@ -246,3 +255,42 @@ def test_a_call_only_in_reasoning_content_is_no_call_and_no_marker_finding() -> 
     reply = OpenAIAdapter().parse(body)
     assert (reply.text, reply.tool_calls, reply.findings) == ("", (), ())
     assert reply.reasoning == THOUGHT
+
+
+def emulated(stream: bool) -> list[Any]:
+    """Each API's emulator with a model that reasons, and the adapter that speaks its API."""
+
+    def model(asked: Asked) -> Answer:
+        return Answer(text="Hi.", reasoning=THOUGHT)
+
+    cases = [
+        (OpenAIAdapter(), OpenAIEmulator(model), "reasoning_content"),
+        (ResponsesAdapter(), ResponsesEmulator(model), "reasoning-item"),
+        (AnthropicAdapter(), AnthropicEmulator(model), "thinking-block"),
+        (GeminiAdapter(), GeminiEmulator(model), "thought-part"),
+        (OllamaAdapter(), OllamaEmulator({"m": (["completion"], 8192, model)}), "thinking"),
+    ]
+    how = "streamed" if stream else "whole"
+    return [
+        pytest.param(a, e, stream, id=f"{a.api.value}-{spelling}-{how}") for a, e, spelling in cases
+    ]
+
+
+@pytest.mark.parametrize(("adapter", "emulator", "stream"), emulated(False) + emulated(True))
+def test_each_emulator_renders_reasoning_in_its_api_spelling(
+    adapter: ChatAdapter, emulator: Handler, stream: bool
+) -> None:
+    """The emulators (tests/emulators) send ``Answer.reasoning`` the way their API does, and
+    the adapter of that API reads it back as the reply's reasoning, out of its text."""
+    request = adapter.build("http://127.0.0.1:1/v1", ChatRequest("m", (ASK,), stream=stream), "k")
+    url = urlsplit(request.url)
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    body = json.dumps(request.body).encode()
+    sent = emulator(Received(request.method, url.path, parse_qs(url.query), headers, body))
+    assert sent.status == 200
+    if sent.chunks is None:
+        reply = adapter.parse(sent.body)
+    else:
+        reply = streamed(adapter, b"".join(sent.chunks))
+    assert (reply.text, reply.reasoning) == ("Hi.", THOUGHT)
+    assert [f.code for f in reply.findings if f.code == "call_markers_in_text"] == []
