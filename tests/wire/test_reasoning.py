@@ -23,6 +23,7 @@ from conchcheck.wire.anthropic import AnthropicAdapter
 from conchcheck.wire.chat import ChatRequest, Message, Reply, Role
 from conchcheck.wire.framing import NDJSONDecoder, SSEDecoder
 from conchcheck.wire.gemini import GeminiAdapter
+from conchcheck.wire.keys import Secret, scrub_reply
 from conchcheck.wire.ollama import OllamaAdapter
 from conchcheck.wire.openai import OpenAIAdapter
 from conchcheck.wire.responses import ResponsesAdapter
@@ -294,3 +295,29 @@ def test_each_emulator_renders_reasoning_in_its_api_spelling(
         reply = streamed(adapter, b"".join(sent.chunks))
     assert (reply.text, reply.reasoning) == ("Hi.", THOUGHT)
     assert [f.code for f in reply.findings if f.code == "call_markers_in_text"] == []
+
+
+@pytest.mark.parametrize(
+    ("content", "codes"),
+    [
+        pytest.param(f"<think>{THOUGHT}</think>Hi.", [], id="markers-inside-think-are-reasoning"),
+        pytest.param(f"{THOUGHT}</think>Hi.", [], id="markers-before-a-template-opened-closer"),
+        pytest.param(f"<think>Hmm.</think>{THOUGHT}", ["call_markers_in_text"],
+                     id="markers-after-the-reasoning-are-a-call-left-as-text"),
+    ],
+)  # fmt: skip
+def test_marker_findings_read_the_visible_text_only(content: str, codes: list[str]) -> None:
+    reply = OpenAIAdapter().parse(chat({"content": content}))
+    assert [f.code for f in reply.findings] == codes
+
+
+def test_a_key_streamed_in_pieces_of_reasoning_withholds_the_raw_stream() -> None:
+    """A key in the reasoning, a few characters an event, matches no mask in the raw events:
+    the raw and the body are withheld, as for the text (keys never leak anywhere)."""
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0L1m2N3p4Q5r6"
+    events = "".join(f'data: {{"reasoning": "{key[i : i + 3]}"}}\n\n' for i in range(0, 40, 3))
+    reply = Reply("", raw=events, reasoning=f"the key is {key}")
+    clean, body = scrub_reply(reply, events, (Secret(key),))
+    note = f"[withheld: the reply carried a key in pieces; {len(events)} characters]"
+    assert (clean.raw, body) == (note, note)
+    assert key not in clean.reasoning
