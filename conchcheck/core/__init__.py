@@ -3,5 +3,6 @@
 ``repair`` (read_json), ``arguments`` (read_arguments) and ``problems``, ``schemas`` (schema
 nodes), ``tools``, ``matching``, ``dialects`` (to_dialect) and ``roots`` (one object at the
 root), ``refusals`` (classify) and ``places`` (where a refusal points), ``words`` (the list,
-the reader, the call forms), ``jsontypes`` (``JsonValue``, ``JsonObject``).
+the reader, the call forms), ``reasoning`` (split_reasoning: reasoning written in a reply's
+text), ``jsontypes`` (``JsonValue``, ``JsonObject``).
 """
