@@ -16,6 +16,7 @@ from typing import ClassVar
 from conchcheck.core.excerpt import excerpt
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.knobs import Knob
+from conchcheck.core.reasoning import split_reasoning
 from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
@@ -185,11 +186,13 @@ class ChatAdapter(ABC):
 
 
 def marker_findings(text: str) -> tuple[Finding, ...]:
-    """A finding when a native reply's text holds tool-call markers (a call left as text).
+    """A finding when a native reply's text holds tool-call markers (a call left as text);
+    markers inside reasoning written in the text are its reasoning's, not a call's.
 
     vLLM's parsers leave an unparsed call in ``content`` with ``finish_reason: stop``
     (provider-facts N09; vllm-project/vllm#21571): the call never reaches the client.
     """
+    text = split_reasoning(text).text
     found = [marker for marker in CALL_MARKERS if marker in text]
     escaped = [e for m in CALL_MARKERS if (e := _escaped(m)) != m and e in text]
     out = []

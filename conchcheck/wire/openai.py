@@ -112,7 +112,8 @@ class OpenAIAdapter(ChatAdapter):
             if call is not None:
                 calls.append(call)
         reason = choices[0].get("finish_reason")
-        return _reply(text, calls, reason, _usage(data.get("usage")), findings, raw)
+        usage = _usage(data.get("usage"))
+        return _reply(text, _reasoning(message), calls, reason, usage, findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges ``chat.completion.chunk`` deltas; tool calls by their ``index``."""
@@ -164,6 +165,21 @@ def _content(content: JsonValue, findings: list[Finding]) -> str:
     return json.dumps(content)
 
 
+def _reasoning(holder: JsonObject) -> str:
+    """The reasoning a message or a stream delta carries, in either spelling.
+
+    llama-server writes ``reasoning_content`` (tools/server/README.md, --reasoning-format
+    deepseek, and auto, its default), as DeepSeek's API and SGLang do; OpenRouter writes
+    ``reasoning``; vLLM writes ``reasoning`` and sends ``reasoning_content`` too, the same
+    text, with ``reasoning`` the one that counts when they differ (vllm-project/vllm#27755,
+    its test ``TestDeltaMessageReasoningCompat``).
+    """
+    reasoning, content = holder.get("reasoning"), holder.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        return reasoning
+    return content if isinstance(content, str) else ""
+
+
 def _call(item: JsonValue, index: int, findings: list[Finding]) -> ToolCall | None:
     return tool_call(item, index, findings, string_arguments)
 
@@ -180,6 +196,7 @@ def _usage(usage: JsonValue) -> Usage:
 
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     reason: JsonValue,
     usage: Usage,
@@ -195,7 +212,7 @@ def _reply(
         )
     if not calls:
         findings.extend(marker_findings(text))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Slot:
@@ -215,6 +232,7 @@ class _Chunks(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self.reasoning: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.reason: JsonValue = None
         self.usage = Usage()
@@ -240,6 +258,7 @@ class _Chunks(EventReducer):
         content = delta.get("content")
         if isinstance(content, str):
             self.text.append(content)
+        self.reasoning.append(_reasoning(delta))
         for piece in items(delta.get("tool_calls")):
             if isinstance(piece, dict):
                 self.piece(piece)
@@ -306,8 +325,9 @@ class _Chunks(EventReducer):
                 # Without an id no tool result can answer the call on the next round.
                 self.findings.append(Finding("call_without_id", f"tool_calls[{index}]"))
             calls.append(ToolCall(slot.id, slot.name, "".join(slot.arguments)))
-        text = "".join(self.text)
-        return _reply(text, calls, self.reason, self.usage, self.findings, raw, self.refusal)
+        text, reasoning = "".join(self.text), "".join(self.reasoning)
+        reason, usage = self.reason, self.usage
+        return _reply(text, reasoning, calls, reason, usage, self.findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         return terminated

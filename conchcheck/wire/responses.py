@@ -24,6 +24,7 @@ from conchcheck.wire.adapter import (
     WireRequest,
     WireShapeError,
     bearer_post,
+    items,
     marker_findings,
     note_once,
     parse_json,
@@ -45,6 +46,9 @@ from conchcheck.wire.providers import ApiFamily
 
 _INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
+_REASONING_DELTAS = ("response.reasoning_text.delta", "response.reasoning_summary_text.delta")
+"""The events that stream a reasoning item's text and its summary (openai-python
+``ResponseReasoningTextDeltaEvent``, ``ResponseReasoningSummaryTextDeltaEvent``)."""
 
 
 class ResponsesAdapter(ChatAdapter):
@@ -96,8 +100,8 @@ class ResponsesAdapter(ChatAdapter):
                 ShapeKind.UNEXPECTED_SHAPE, f"The response has no output list: {raw[:200]}"
             )
         findings: list[Finding] = []
-        text, calls = _output(output, findings)
-        return _reply(text, calls, data, findings, raw)
+        text, reasoning, calls = _output(output, findings)
+        return _reply(text, reasoning, calls, data, findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges typed events; calls by their ``output_index``."""
@@ -153,8 +157,10 @@ def _call(item: JsonObject, where: str, findings: list[Finding]) -> ToolCall | N
     return ToolCall(call_id, name, string_arguments(item.get("arguments"), where, findings))
 
 
-def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
+def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, str, list[ToolCall]]:
+    """The text, the reasoning and the calls of a response's output items."""
     text: list[str] = []
+    reasoning: list[str] = []
     calls: list[ToolCall] = []
     for index, item in enumerate(output):
         if not isinstance(item, dict):
@@ -165,8 +171,23 @@ def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list
                 calls.append(call)
         elif item.get("type") == "message":
             text.append(_message_text(item.get("content"), findings))
-        # Other items (reasoning, web search) carry nothing this probe reads.
-    return "".join(text), calls
+        elif item.get("type") == "reasoning":
+            reasoning.append(_reasoning_text(item))
+        # Other items (web search, file search) carry nothing this probe reads.
+    return "".join(text), "".join(reasoning), calls
+
+
+def _reasoning_text(item: JsonObject) -> str:
+    """A ``reasoning`` item's text: its ``reasoning_text`` content parts (vLLM, gpt-oss) and its
+    ``summary_text`` summary parts (OpenAI), as openai-python's ``ResponseReasoningItem`` types
+    them (src/openai/types/responses/response_reasoning_item.py)."""
+    parts = [
+        part.get("text")
+        for key, kind in (("content", "reasoning_text"), ("summary", "summary_text"))
+        for part in items(item.get(key))
+        if isinstance(part, dict) and part.get("type") == kind
+    ]
+    return "".join(text for text in parts if isinstance(text, str))
 
 
 def _message_text(content: JsonValue, findings: list[Finding]) -> str:
@@ -211,6 +232,7 @@ def _strict_echo(tools: JsonValue) -> list[Finding]:
 
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     response: JsonObject,
     findings: list[Finding],
@@ -236,7 +258,7 @@ def _reply(
     if not calls:
         findings.extend(marker_findings(text))
     usage = _usage(response.get("usage"))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Slot:
@@ -261,6 +283,7 @@ class _Events(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self.reasoning: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.items: dict[str, int] = {}
         """Each item's id and the slot it fills: a server that sends no ``output_index``
@@ -290,6 +313,10 @@ class _Events(EventReducer):
             delta = body.get("delta")
             if isinstance(delta, str):
                 self.text.append(delta)
+        elif kind in _REASONING_DELTAS:
+            delta = body.get("delta")
+            if isinstance(delta, str):
+                self.reasoning.append(delta)
         elif kind in ("response.output_item.added", "response.output_item.done"):
             self.item(kind, body)
         elif kind == "response.function_call_arguments.delta":
@@ -407,7 +434,7 @@ class _Events(EventReducer):
             # The end event holds the server's own answer: where it differs from what the
             # events added up to, it is the answer, and a finding says the stream disagreed.
             said: list[Finding] = []
-            text, completed = _output(output, said)
+            text, reasoning, completed = _output(output, said)
             if not calls and completed:
                 self.findings += said
                 self.findings.append(Finding("calls_only_in_completed", f"{len(completed)} calls"))
@@ -418,8 +445,9 @@ class _Events(EventReducer):
                 self.findings.append(Finding("stream_differs_from_completed", shown))
                 calls = completed
             self.text = self.text or [text]
-        text = "".join(self.text)
-        return _reply(text, calls, self.response, self.findings, raw, self.refusal)
+            self.reasoning = self.reasoning or [reasoning]
+        text, reasoning = "".join(self.text), "".join(self.reasoning)
+        return _reply(text, reasoning, calls, self.response, self.findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: there is no [DONE]; the stream ends with an end event. (The
