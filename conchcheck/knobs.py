@@ -69,7 +69,9 @@ def decide_knobs(
         else (Fidelity.ALTERED if changed else Fidelity.EXACT)
     )
     reasoning = Reasoning(
-        seen=any(r.reasoning for r in _replies(cells) if r.reasoning is not None),
+        # The channel, or reasoning markers in the content (judging's reasoning_in_content).
+        seen=any(r.reasoning for r in _replies(cells) if r.reasoning is not None)
+        or any(f.code == "reasoning_in_content" for c in cells for f in c.findings),
         swallowed=sum(c.outcome is Outcome.SWALLOWED for c in cells),
     )
     pairs = [c for c in cells if c.mode is CellMode.STREAMING and c.outcome is not Outcome.ERROR]
