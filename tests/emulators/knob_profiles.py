@@ -15,7 +15,7 @@ obeys every knob), spoiled in exactly one way, the way a real server spoils it:
 - arguments altered on the way out (newlines stripped, a value cut at a call marker, an
   integer above 2^53 read as a double): ``altered``;
 - calls written only in the reasoning channel or inside ``<think>`` in the content (vLLM's
-  reasoning parsers with DeepSeek, Qwen3, Kimi): ``swallowed``;
+  reasoning parsers with DeepSeek, Qwen3, Kimi): ``profiles.swallows_calls``;
 - stream deltas with the arguments before the call's id and name: the ``args_first`` quirk.
 """
 
@@ -27,9 +27,10 @@ from typing import Any
 
 from conchcheck.core.fidelity import CALL_ENDS
 from conchcheck.matrix import Matrix
-from tests.emulators.model import WORDS, Answer, Asked, Behaviour, Call
+from tests.emulators.model import Answer, Asked, Behaviour, Call
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
+from tests.emulators.profiles import swallows_calls
 
 MISTRAL_IDS = r"[a-zA-Z0-9]{9}"
 """The only tool call ids the Mistral tokenizer takes back (refusals.yaml vector
@@ -83,28 +84,6 @@ def altered(model: Behaviour, change: Change) -> Behaviour:
     return behave
 
 
-def swallowed(model: Behaviour, *, where: str) -> Behaviour:
-    """``model`` whose native calls never come out as calls: each is written as a Hermes
-    ``<tool_call>`` block in the reasoning channel (``where="reasoning"``: the server's
-    reasoning parser took it, ``reasoning_content``) or inside ``<think>`` in the content
-    (``where="think"``: no reasoning parser at all)."""
-
-    def behave(asked: Asked) -> Answer:
-        answer = model(asked)
-        if not answer.calls:
-            return answer
-        blocks = "\n".join(
-            WORDS["hermes"](c.name, json.loads(c.arguments) if isinstance(c.arguments, str) else c.arguments)
-            for c in answer.calls
-        )  # fmt: skip
-        thought = f"The user wants this; I'll call the tool.\n{blocks}"
-        if where == "think":
-            return Answer(text=f"<think>\n{thought}\n</think>\n\n", finish="stop")
-        return Answer(text="", reasoning=thought, finish="stop")
-
-    return behave
-
-
 def profiles(matrix: Matrix) -> dict[str, Callable[[], OpenAIEmulator]]:
     """Each knob profile by the quirk it shows, built around ``oracle(matrix)``."""
     correct = oracle(matrix)
@@ -125,9 +104,7 @@ def profiles(matrix: Matrix) -> dict[str, Callable[[], OpenAIEmulator]]:
         "strips-newlines": lambda: OpenAIEmulator(altered(correct, strip_newlines)),
         "cuts-at-a-marker": lambda: OpenAIEmulator(altered(correct, cut_at_marker)),
         "rounds-big-integers": lambda: OpenAIEmulator(altered(correct, round_big_integers)),
-        "calls-swallowed-in-reasoning-content": lambda: OpenAIEmulator(
-            swallowed(correct, where="reasoning")
-        ),
-        "calls-in-think-in-content": lambda: OpenAIEmulator(swallowed(correct, where="think")),
+        "calls-swallowed-in-reasoning-content": lambda: OpenAIEmulator(swallows_calls(correct)),
+        "calls-in-think-in-content": lambda: OpenAIEmulator(swallows_calls(correct, in_text=True)),
         "stream-arguments-before-id": lambda: OpenAIEmulator(correct, quirks={"args_first"}),
     }
