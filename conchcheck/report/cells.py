@@ -11,7 +11,7 @@ from typing import Any
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.report.blocks import clipped, trimmed, words
-from conchcheck.report.compatibility.table import Status
+from conchcheck.report.compatibility.marks import Status
 from conchcheck.report.markup import escape
 from conchcheck.report.outline import reason
 from conchcheck.results import PASSING, Cell, Outcome, Stage

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from conchcheck.report import ReportFormat, render
-from conchcheck.report.compatibility.table import Status
+from conchcheck.report.compatibility.marks import Status
 from conchcheck.results import ProbeResult, RunInfo
 from tests.browser.chromium import browser
 from tests.browser.fonts import by_postscript_name, debian_sans, missing

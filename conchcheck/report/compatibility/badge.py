@@ -8,7 +8,8 @@ import re
 from html import escape
 
 from conchcheck.core.escaping import one_line
-from conchcheck.report.compatibility.table import Row, Status
+from conchcheck.report.compatibility.marks import Status
+from conchcheck.report.compatibility.table import Row
 
 LABEL = "tool calling"
 COLOURS = {

@@ -15,7 +15,8 @@ from typing import Any
 from conchcheck.core.escaping import encodable, visible
 from conchcheck.report.compatibility.diff import Diff
 from conchcheck.report.compatibility.markdown import LEGEND
-from conchcheck.report.compatibility.table import CASES, Column, CompatTable, Evidence, Mark, Row
+from conchcheck.report.compatibility.marks import Evidence, Mark
+from conchcheck.report.compatibility.table import CASES, Column, CompatTable, Row
 from conchcheck.report.markup import MONO, SANS, STATUS
 
 CSS = (
