@@ -8,6 +8,9 @@
    one: requests spent, against one request per case per dialect (cases x 4). Target: at
    most 0.25x.
 3. Start-up: `conchcheck --help` against `python -c "import typer"`. Target: at most 1.5x.
+4. Cost of the knobs and losses: requests and tokens of a whole default probe against the
+   same probe with `--checks dialect,mode` (the probe before them), on the oracle emulator.
+   Targets: at most 1.6x the requests and 1.5x the tokens.
 
 Run: .venv/bin/python bench/probe.py [--latency 0.2]
 """
@@ -26,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from conchcheck.matrix import load_matrix
-from conchcheck.probe import Probe, ProbeOptions
+from conchcheck.probe import Check, Probe, ProbeOptions
 from conchcheck.wire.providers import parse_target
 from conchcheck.wire.transport import Policy
 from tests.emulators.openai_api import OpenAIEmulator
@@ -78,8 +81,10 @@ def slow(handler: Any, latency: float) -> Any:
     return serve
 
 
-def probe(url: str, concurrency: int, target: str = "vllm:m") -> Any:
-    options = ProbeOptions(policy=Policy(concurrency=concurrency, backoff=0.01))
+def probe(
+    url: str, concurrency: int, target: str = "vllm:m", checks: frozenset[Check] = frozenset(Check)
+) -> Any:
+    options = ProbeOptions(policy=Policy(concurrency=concurrency, backoff=0.01), checks=checks)
     parsed = parse_target(target, base_url=url + "/v1")
     return asyncio.run(Probe(parsed, MATRIX, options=options).run())
 
@@ -139,6 +144,29 @@ def economy() -> bool:
     return ok
 
 
+def cost() -> bool:
+    server = Served("oracle")
+    try:
+        before = probe(server.url, 4, checks=frozenset({Check.DIALECT, Check.MODE}))
+        now = probe(server.url, 4)
+    finally:
+        server.close()
+    widths = [26, 8, 8, 6, 6]
+    print(row(["", "before", "now", "ratio", "target"], widths))
+    ok = True
+    for name, old, new, target in (
+        ("requests", before.requests, now.requests, 1.6),
+        ("tokens (prompt+completion)", before.prompt_tokens + before.completion_tokens,
+         now.prompt_tokens + now.completion_tokens, 1.5),
+    ):  # fmt: skip
+        ratio = new / old
+        ok &= ratio <= target
+        print(row([name, str(old), str(new), f"{ratio:.2f}", f"{target:.2f}"], widths))
+    stages = ", ".join(f"{k} {v}" for k, v in sorted(now.stage_requests.items()))
+    print(f"(now, requests by stage: {stages})")
+    return ok
+
+
 def startup() -> bool:
     cli = [str(Path(sys.executable).parent / "conchcheck"), "--help"]
     base = [sys.executable, "-c", "import typer"]
@@ -170,6 +198,8 @@ def main() -> None:
     ok = wall_times(args.latency)
     print("\n# Dialect discovery against one request per case per dialect")
     ok &= economy()
+    print("\n# Cost of the knobs and losses (the oracle emulator, concurrency 4)")
+    ok &= cost()
     print("\n# Start-up")
     ok &= startup()
     print("\nall within target" if ok else "\nSOME OUTSIDE TARGET")

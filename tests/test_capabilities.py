@@ -29,6 +29,18 @@ from conchcheck.capabilities import (
     render,
     timestamp,
 )
+from conchcheck.capabilities.entry import SECTION
+from conchcheck.core.fidelity import FidelityChange
+from conchcheck.core.knobs import (
+    Agreement,
+    Fidelity,
+    Ids,
+    Knobs,
+    KnobsAndLosses,
+    KnobState,
+    Reasoning,
+    Streaming,
+)
 from conchcheck.wire.providers import ApiFamily
 
 ROOT = Path(__file__).parent.parent
@@ -56,7 +68,7 @@ ENTRY = Entry(
 
 GOLDEN = """\
 # conchcheck capability file: written by `conchcheck probe`, read by apps and CI.
-schema_version: 2
+schema_version: 3
 entries:
   - provider: openrouter
     model: qwen/qwen3-8b
@@ -408,14 +420,14 @@ CORRUPT = [
         id="impossible-date",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 2", "schema_version: one").encode(),
-        "{p}:2: $.schema_version: 'one' is not one of [1, 2].",
+        GOLDEN.replace("schema_version: 3", "schema_version: one").encode(),
+        "{p}:2: $.schema_version: 'one' is not one of [1, 2, 3].",
         CORRUPT_HINT,
         id="version-not-a-number",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 2", "schema_version: 3").encode(),
-        "{p}:2: $.schema_version: version 3 is not one this conchcheck reads (it reads 1 and 2).",
+        GOLDEN.replace("schema_version: 3", "schema_version: 4").encode(),
+        "{p}:2: $.schema_version: version 4 is not one this conchcheck reads (it reads 1, 2 and 3).",
         f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
         id="unknown-version",
     ),
@@ -547,6 +559,10 @@ def test_schema_is_valid_and_closed_everywhere() -> None:
         "$.$defs.entry",
         "$.$defs.entry.properties.rates",
         "$.$defs.entry.properties.strict_mode",
+        "$.$defs.entry.properties.knobs",
+        "$.$defs.entry.properties.ids",
+        "$.$defs.entry.properties.reasoning",
+        "$.$defs.entry.properties.streaming",
     ]
     assert {path: node.get("additionalProperties") for path, node in found} == {
         path: False for path, _ in found
@@ -555,10 +571,13 @@ def test_schema_is_valid_and_closed_everywhere() -> None:
 
 def test_schema_matches_the_entry_fields() -> None:
     names = [field.name for field in dataclasses.fields(Entry)]
+    # The knobs-and-losses section is written flat, under the names apps and CI read.
+    at = names.index("knobs_and_losses")
+    names[at : at + 1] = list(SECTION)
     assert list(SCHEMA["$defs"]["entry"]["properties"]) == names
-    # leaked_as_text and strict_mode came later: files written before them still read.
-    # api came with version 2, which requires it of every entry.
-    later = {"leaked_as_text", "strict_mode", "api"}
+    # leaked_as_text, strict_mode and the section came later: files written before them still
+    # read. api came with version 2, which requires it of every entry.
+    later = {"leaked_as_text", "strict_mode", "api", *SECTION}
     assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n not in later]
     assert SCHEMA["then"] == {"properties": {"entries": {"items": {"required": ["api"]}}}}
     assert SCHEMA["$defs"]["entry"]["properties"]["api"]["enum"] == [a.value for a in ApiFamily]
@@ -607,7 +626,7 @@ def test_a_broken_strict_mode_names_its_field(value: Any, message: str) -> None:
 
 def _version_1(entries: list[Entry]) -> str:
     """The file as conchcheck wrote it before entries named their API."""
-    lines = render(entries).replace("schema_version: 2", "schema_version: 1").splitlines(True)
+    lines = render(entries).replace("schema_version: 3", "schema_version: 1").splitlines(True)
     return "".join(line for line in lines if not line.startswith("    api: "))
 
 
@@ -636,7 +655,7 @@ def test_a_version_1_file_reads_each_entry_in_its_api(cache: CapabilityFile) -> 
         ("openrouter", ApiFamily.OPENAI),
     ]
     assert cache.entries() == sorted(OLD, key=lambda e: e.key)
-    # The chat API of the same server is another entry; the file is written as version 2.
+    # The chat API of the same server is another entry; the file is written as version 3.
     chat = entry(provider="llamacpp", model="local", endpoint=LLAMA)
     cache.put(chat)
     assert cache.entries() == sorted([*OLD, chat], key=lambda e: e.key)
@@ -804,3 +823,84 @@ def test_a_capability_file_past_the_limit_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CacheError) as caught:
         CapabilityFile(target).entries()
     assert str(caught.value) == f"{target}: larger than 16 MB, the most conchcheck reads."
+
+
+# --- knobs and losses (version 3) -------------------------------------------------------------
+
+MEASURED = KnobsAndLosses(
+    knobs=Knobs(
+        tool_choice_none=KnobState.HONOURED,
+        tool_choice_required=KnobState.IGNORED,
+        tool_choice_named=KnobState.REFUSED,
+        parallel_false=KnobState.UNTESTED,
+        strict=KnobState.FAILS_OPEN,
+    ),
+    ids=Ids(True, True, False, None, "call_<24 alphanumerics>"),
+    finish_reason=Agreement.WRONG,
+    fidelity=Fidelity.ALTERED,
+    fidelity_changes=(FidelityChange.NEWLINES_STRIPPED, FidelityChange.NUMBER_ROUNDED),
+    reasoning=Reasoning(seen=True, swallowed=2),
+    streaming=Streaming(agree=9, disagree=2),
+)
+SECTION_TEXT = """\
+    knobs:
+      tool_choice_none: honoured
+      tool_choice_required: ignored
+      tool_choice_named: refused
+      parallel_false: untested
+      strict: fails_open
+    ids:
+      present: true
+      unique_in_reply: true
+      unique_across_rounds: false
+      round_trip: null
+      format: call_<24 alphanumerics>
+    finish_reason: wrong
+    fidelity: altered
+    fidelity_changes:
+      - newlines_stripped
+      - number_rounded
+    reasoning:
+      seen: true
+      swallowed: 2
+    streaming:
+      agree: 9
+      disagree: 2
+"""
+
+
+def test_the_section_is_written_flat_under_the_names_apps_read(cache: CapabilityFile) -> None:
+    cache.put(entry(knobs_and_losses=MEASURED))
+    assert cache.path.read_text() == GOLDEN + SECTION_TEXT
+    assert cache.entries() == [entry(knobs_and_losses=MEASURED)]
+
+
+def test_an_exact_fidelity_writes_an_empty_list_of_changes() -> None:
+    exact = dataclasses.replace(MEASURED, fidelity=Fidelity.EXACT, fidelity_changes=())
+    data = entry_to_data(entry(knobs_and_losses=exact))
+    assert (data["fidelity"], data["fidelity_changes"]) == ("exact", [])
+    assert entry_from_data(data).knobs_and_losses == exact
+
+
+def test_a_version_2_entry_reads_as_not_measured(cache: CapabilityFile) -> None:
+    cache.path.parent.mkdir()
+    cache.path.write_text(GOLDEN.replace("schema_version: 3", "schema_version: 2"))
+    assert cache.entries() == [ENTRY] and ENTRY.knobs_and_losses is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("knobs", {"tool_choice_none": "fine"}, "knobs"),
+        ("fidelity", "perfect", "fidelity"),
+        ("reasoning", {"seen": True, "swallowed": -1}, "reasoning.swallowed"),
+        ("ids", {"present": "yes"}, "ids"),
+    ],
+    ids=["unknown-knob-state", "unknown-fidelity", "negative-swallowed", "ids-incomplete"],
+)
+def test_a_broken_section_field_is_named(field: str, value: Any, message: str) -> None:
+    data = entry_to_data(entry(knobs_and_losses=MEASURED))
+    data[field] = value
+    with pytest.raises(CacheError) as caught:
+        entry_from_data(data)
+    assert message in str(caught.value)

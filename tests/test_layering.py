@@ -53,8 +53,8 @@ MAY_IMPORT = {
     "results": {"base", "core", "files", "wire"},
     "probe": {"base", "core", "wire", "matrix", "results"},
     "report": {"base", "core", "files", "results"},
-    # An entry's API family, and the provider's own for an entry that doesn't name it.
-    "capabilities": {"base", "files", "wire"},
+    # An entry's API family (wire), and the knobs-and-losses values it carries (core).
+    "capabilities": {"base", "core", "files", "wire"},
     "gate": {"base", "core", "files", "results"},
     "run": {
         "base",

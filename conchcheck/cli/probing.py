@@ -74,6 +74,13 @@ def probe(
     # Ranges are checked by ProbeSpec, so a Python caller meets the same limits and words.
     concurrency: Annotated[int, typer.Option(help="Requests at once (1-64).")] = 4,
     repeat: Annotated[int, typer.Option(help="Run each prompt N times (1-100).")] = 1,
+    checks: Annotated[
+        str | None,
+        typer.Option(
+            help="Groups of checks, comma-separated: dialect, mode, knobs, streaming (all by "
+            "default; dialect,mode is the probe before knobs were measured)."
+        ),
+    ] = None,
     threshold: Annotated[float, typer.Option(help="Pass rate a mode needs (0-1).")] = 0.5,
     max_requests: Annotated[
         int | None, typer.Option(help="Stop after N requests (exit 4).")
@@ -117,7 +124,7 @@ def probe(
     """
     from conchcheck import console
     from conchcheck.errors import ExitCode
-    from conchcheck.probe import ProbeOptions
+    from conchcheck.probe import Check, ProbeOptions
     from conchcheck.run import (
         FleetSpec,
         ProbeSpec,
@@ -127,6 +134,7 @@ def probe(
         execute,
         execute_fleet,
         index_data,
+        parse_checks,
     )
     from conchcheck.wire.transport import Policy
 
@@ -146,6 +154,7 @@ def probe(
     )
     policy = Policy(read_timeout=timeout, allow_insecure=allow_insecure, concurrency=concurrency)
     options = ProbeOptions(
+        checks=frozenset(Check) if checks is None else parse_checks(checks),
         repeat=repeat,
         threshold=threshold,
         max_requests=max_requests,

@@ -8,6 +8,7 @@ and ``--resume`` continues them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -193,6 +194,10 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
         strict_mode=None
         if trial is None
         else {"accepted": trial.accepted, "refused": trial.refused},
+        # The section's findings are sentences for the report; the entry keeps the facts.
+        knobs_and_losses=None
+        if verdict.knobs_and_losses is None
+        else dataclasses.replace(verdict.knobs_and_losses, findings=()),
     )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
-from conchcheck.probe import ProbeOptions
+from conchcheck.probe import Check, ProbeOptions
 from conchcheck.report import ReportFormat
 from conchcheck.results import Mode
 from conchcheck.run.targets import Shard
@@ -133,6 +133,18 @@ def _check_options(options: ProbeOptions) -> None:
     _whole("--repeat", options.repeat, 1, 100)
     _whole("--max-requests", options.max_requests, 1)
     _whole("--max-tokens", options.max_tokens, 1)
+
+
+def parse_checks(text: str) -> frozenset[Check]:
+    """``dialect,mode`` as checks; ``InputError`` for a word that isn't one, with a guess."""
+    words = [word.strip() for word in text.split(",") if word.strip()]
+    if not words:
+        raise InputError(
+            "--checks: no check named.", hint=f"Name some of {', '.join(c.value for c in Check)}."
+        )
+    for word in words:
+        _known("--checks", "check", word, [c.value for c in Check])
+    return frozenset(Check(word) for word in words)
 
 
 def _check_expectations(mode: str | None, dialect: str | None) -> None:

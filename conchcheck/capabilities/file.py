@@ -4,7 +4,8 @@ on every read and write; written atomically under a lock, never over a corrupt f
 
 Version 1 entries don't name their API. One with ``strict_mode`` is the Responses API's
 (only its probe tries strict mode); any other is its provider's own (``default_api``), which
-``--api`` without strict mode left no trace of. The next change writes them as version 2.
+``--api`` without strict mode left no trace of. The next change writes them as version 3,
+which adds the knobs-and-losses fields (absent in older entries: not measured).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, fields
-from datetime import datetime, timedelta, timezone
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -26,24 +25,25 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from conchcheck.capabilities.entry import Entry, entry_of, entry_to_data, parse_timestamp
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.files import folder_problem, json_path, locate, read_bytes, yaml_hazard
 from conchcheck.redaction import held
 from conchcheck.replacement import replace_file
-from conchcheck.wire.providers import ApiFamily, default_api
+from conchcheck.wire.providers import ApiFamily
 
 if sys.platform == "win32":
     import msvcrt
 else:
     import fcntl
 
-SCHEMA_VERSION = 2
-"""Written; version 1 (before entries named their API family) is still read."""
-READS = (1, 2)
+SCHEMA_VERSION = 3
+"""Written; versions 1 (before entries named their API family) and 2 (before the knobs and
+losses) are still read."""
+READS = (1, 2, 3)
 LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another conchcheck's lock before giving up."""
 CORRUPT_HINT = "Move it aside or run `conchcheck cache clear --force`."
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # Reading is what apps, CI and --use-cache do most: use libyaml when PyYAML was built with it.
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HEADER = "# conchcheck capability file: written by `conchcheck probe`, read by apps and CI.\n"
@@ -51,71 +51,6 @@ _HEADER = "# conchcheck capability file: written by `conchcheck probe`, read by 
 
 class CacheError(ConchcheckError):
     """The capability file is corrupt, of an unknown version, unreadable or locked."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """What one probe found about one endpoint: provider + model + base URL + API family."""
-
-    provider: str
-    model: str
-    endpoint: str
-    """The base URL requests went to."""
-    api: ApiFamily
-    """The API family spoken there: one server often speaks several at one base URL, and
-    each has its own entry."""
-    dialect: str | None
-    """``permissive``, ``gemini``, ``anthropic`` or ``strict``; None if unknown."""
-    mode: str
-    """``native``, ``words`` or ``none``."""
-    rates: Mapping[str, float]
-    """Pass rates: ``native``, ``native_clean``, ``words``, ``words_clean``."""
-    repairs_seen: tuple[str, ...]
-    refused_keywords: tuple[str, ...]
-    context_window: int | None
-    tools_declared: bool | None
-    """What the catalogue said; None if it said nothing."""
-    tools_observed: bool | None
-    """What the probe saw; None if it could not tell."""
-    conchcheck_version: str
-    matrix: str
-    matrix_digest: str
-    """sha256 of the matrix, hex."""
-    probed_at: str
-    """ISO 8601 UTC to the second: ``2026-12-02T10:00:00Z``."""
-    expires_at: str
-    leaked_as_text: tuple[str, ...] = ()
-    """Families whose native calls the server left in the text (issue 9): an app reading
-    this endpoint must read calls from the content, or fix the server."""
-    strict_mode: Mapping[str, tuple[str, ...]] | None = None
-    """The valid schema cases ``strict: true`` took (``accepted``) and ``refused``; None
-    when the probe did not try it (only the Responses API has it)."""
-
-    @property
-    def key(self) -> tuple[str, str, str, ApiFamily]:
-        """(provider, model, endpoint, api): what makes an entry one of a kind in the file."""
-        return (self.provider, self.model, self.endpoint, self.api)
-
-    def fresh(self, now: datetime) -> bool:
-        """True while ``now`` (timezone-aware) is before ``expires_at``."""
-        return now < parse_timestamp(self.expires_at)
-
-
-def timestamp(moment: datetime) -> str:
-    """``2026-12-02T10:00:00Z`` for a timezone-aware ``moment``; seconds, no fraction."""
-    if moment.tzinfo is None:
-        raise ValueError("timestamp() needs a timezone-aware datetime")
-    return moment.astimezone(timezone.utc).strftime(_TIME_FORMAT)
-
-
-def parse_timestamp(text: str) -> datetime:
-    """The aware UTC datetime for ``2026-12-02T10:00:00Z``; ValueError for anything else."""
-    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=timezone.utc)
-
-
-def expires(probed_at: datetime, days: float = 7) -> datetime:
-    """When an entry probed at ``probed_at`` stops being fresh."""
-    return probed_at + timedelta(days=days)
 
 
 def default_path(environ: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
@@ -142,19 +77,6 @@ def _user_cache_dir(env: Mapping[str, str], platform: str) -> Path:
     return Path(xdg) if Path(xdg).is_absolute() else home / ".cache"
 
 
-def entry_to_data(entry: Entry) -> dict[str, Any]:
-    """The entry as plain data, in the file's field order (rates sorted by name)."""
-    data = {field.name: getattr(entry, field.name) for field in fields(Entry)}
-    data["api"] = entry.api.value  # safe_dump writes plain strings only
-    data["rates"] = {name: float(rate) for name, rate in sorted(entry.rates.items())}
-    data["repairs_seen"] = list(entry.repairs_seen)
-    data["refused_keywords"] = list(entry.refused_keywords)
-    data["leaked_as_text"] = list(entry.leaked_as_text)
-    if entry.strict_mode is not None:
-        data["strict_mode"] = {name: list(cases) for name, cases in entry.strict_mode.items()}
-    return data
-
-
 def entry_from_data(data: Mapping[str, Any]) -> Entry:
     """An entry from plain data; CacheError naming the field when it breaks the schema."""
     error = best_match(_validator().iter_errors(_document([dict(data)])))
@@ -163,7 +85,7 @@ def entry_from_data(data: Mapping[str, Any]) -> Entry:
             f"Not a capability entry: {_relative(error)}: {error.message}.",
             hint="Capability entries follow conchcheck/jsonschemas/capabilities.schema.json.",
         )
-    return _entry(data)
+    return entry_of(data)
 
 
 def render(entries: Iterable[Entry]) -> str:
@@ -335,7 +257,7 @@ def _parse(name: str, raw: bytes) -> list[Entry]:
         raise CacheError(
             f"{name}:{locate(text, ['schema_version'])}: $.schema_version: "
             f"version {version} is not one this conchcheck reads (it reads "
-            f"{' and '.join(map(str, READS))}).",
+            f"{', '.join(map(str, READS[:-1]))} and {READS[-1]}).",
             hint=f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
         )
     error = best_match(_validator().iter_errors(data))
@@ -348,7 +270,7 @@ def _parse(name: str, raw: bytes) -> list[Entry]:
             except ValueError:
                 path: list[str | int] = ["entries", index, field]
                 raise _located(name, text, path, f"{item[field]!r} is not a real date") from None
-    return [_entry(item) for item in data["entries"]]
+    return [entry_of(item) for item in data["entries"]]
 
 
 def _yaml(name: str, text: str) -> Any:
@@ -381,22 +303,6 @@ def _located(name: str, text: str, path: list[str | int], message: str) -> Cache
 
 def _document(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "entries": entries}
-
-
-def _entry(data: Mapping[str, Any]) -> Entry:
-    # leaked_as_text and strict_mode came after the first files were written: absent means
-    # none seen and not tried.
-    values = {f.name: data[f.name] for f in fields(Entry) if f.name in data}
-    values["rates"] = {name: float(rate) for name, rate in data["rates"].items()}
-    values["repairs_seen"] = tuple(data["repairs_seen"])
-    values["refused_keywords"] = tuple(data["refused_keywords"])
-    values["leaked_as_text"] = tuple(data.get("leaked_as_text", ()))
-    strict = data.get("strict_mode")
-    values["strict_mode"] = None if strict is None else {k: tuple(v) for k, v in strict.items()}
-    # A version 1 entry names no API (see the module).
-    old = ApiFamily.RESPONSES if strict is not None else default_api(data["provider"])
-    values["api"] = ApiFamily(data["api"]) if "api" in data else old
-    return Entry(**values)
 
 
 def _relative(error: ValidationError) -> str:
