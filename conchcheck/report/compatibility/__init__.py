@@ -12,7 +12,7 @@ from pathlib import Path
 from conchcheck.errors import InputError
 from conchcheck.report.compatibility import badge, markdown, page
 from conchcheck.report.compatibility.diff import Diff, MarkChange, compare
-from conchcheck.report.compatibility.marks import Mark, Status
+from conchcheck.report.compatibility.marks import Mark
 from conchcheck.report.compatibility.shards import (
     load_all,
     merge,
@@ -21,6 +21,7 @@ from conchcheck.report.compatibility.shards import (
     write_folder,
 )
 from conchcheck.report.compatibility.table import CompatTable, Row, build_table
+from conchcheck.report.markup import Status
 
 __all__ = [
     "CompatTable",

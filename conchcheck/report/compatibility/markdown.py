@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from conchcheck.report.blocks import Block, Bullets, Code, Heading, Para, Table
 from conchcheck.report.compatibility.diff import Diff
-from conchcheck.report.compatibility.marks import Mark, Status
+from conchcheck.report.compatibility.marks import Mark
 from conchcheck.report.compatibility.table import CASES, CompatTable
 from conchcheck.report.markdown import to_markdown
+from conchcheck.report.markup import Status
 
 LEGEND = " · ".join(f"{s.shape} {s.value}" for s in Status)
 

@@ -1,43 +1,20 @@
-"""A mark of the compatibility table: one target's value for one feature, as a status with a
-word and a shape, the short value, why, and the cells it stands on as trimmed text."""
+"""A mark of the compatibility table: one target's value for one feature, as a status (a
+word and a shape), the short value, why, and the cells it stands on as trimmed text."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from conchcheck.report.blocks import trimmed
+from conchcheck.report.markup import Status
 from conchcheck.results import Cell
 from conchcheck.results.plain import to_plain
 
 EVIDENCE_LIMIT = 800
 """Characters of one request, reply or reading shown in a cell's details; results.json has all."""
-
-
-class Status(str, Enum):
-    """How a mark reads: each has a word and a shape, so colour is never the only sign."""
-
-    PASS = "pass"
-    PARTIAL = "partial"
-    FAIL = "fail"
-    NONE = "none"
-
-    @property
-    def shape(self) -> str:
-        """A geometric shape every common font has (DejaVu, Liberation): no emoji."""
-        return _SHAPES[self]
-
-    @property
-    def rank(self) -> int:
-        """Better is higher: for sorting and for the diff."""
-        return _RANKS[self]
-
-
-_SHAPES = {Status.PASS: "■", Status.PARTIAL: "▲", Status.FAIL: "×", Status.NONE: "○"}
-_RANKS = {Status.NONE: 0, Status.FAIL: 1, Status.PARTIAL: 2, Status.PASS: 3}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS
-from conchcheck.report.compatibility.marks import Mark, Status, evidence_of
+from conchcheck.report.compatibility.marks import Mark, evidence_of
+from conchcheck.report.markup import Status
 from conchcheck.results import (
     PASSING,
     Cell,
