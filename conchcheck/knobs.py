@@ -49,12 +49,19 @@ _KNOB_WORDS = {
 }
 
 
-def decide_knobs(cells: Sequence[Cell], api: ApiFamily | None = None) -> KnobsAndLosses:
-    """The section from a probe's cells; ``api`` decides which finish reasons must name calls."""
+def decide_knobs(
+    cells: Sequence[Cell], api: ApiFamily | None = None, *, words: bool = False
+) -> KnobsAndLosses:
+    """The section from a probe's cells; ``api`` decides which finish reasons must name calls,
+    ``words`` (the verdict's mode is words) that fidelity is the words cell's."""
     knobs = Knobs(*(_state(cells, knob) for knob in Knob))
     ids = _ids(cells)
     finish, wrong = _finish(cells, api)
-    fidelity_cells = [c.facts for c in cells if isinstance(c.facts, FidelityFacts)]
+    # Fidelity as the app will get it: in words when that is how it will call the model.
+    mode = CellMode.WORDS if words else CellMode.NATIVE
+    fidelity_cells = [
+        c.facts for c in cells if isinstance(c.facts, FidelityFacts) and c.mode is mode
+    ]
     changed = tuple(x for facts in fidelity_cells for x in facts.changed)
     fidelity = (
         Fidelity.UNTESTED

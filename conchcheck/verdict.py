@@ -314,7 +314,7 @@ def decide(
         leaks,
         strict,
         options,
-        decide_knobs(cells, api),
+        decide_knobs(cells, api, words=mode is Mode.WORDS),
     )
 
 

@@ -76,6 +76,8 @@ FOREIGN_OPTIONS = {
     "--chat-template-file",
     "--enable-auto-tool-choice",
     "--tool-call-parser",
+    "--reasoning-parser",
+    "--reasoning",
     "--parallel",
     "--quick",
     "--latency",

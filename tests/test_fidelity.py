@@ -207,11 +207,12 @@ def test_deep_values_need_no_recursion() -> None:
 
 
 def test_linear_in_the_size_of_the_values() -> None:
-    # Twice the size should take about twice the time; quadratic work would take four times.
+    # Four times the size should take about four times as long; quadratic work would take
+    # sixteen times.
     def timed(size: int) -> float:
         text = 'é\n\\"' * size
-        expected = {"s": text, "l": list(range(size)), "o": {str(i): i for i in range(size)}}
-        got = {"s": text + "?", "l": list(range(size)), "o": {str(i): i for i in range(size)}}
+        expected: Any = {"s": text, "l": list(range(size)), "o": {str(i): i for i in range(size)}}
+        got: Any = {"s": text + "?", "l": list(range(size)), "o": {str(i): i for i in range(size)}}
         start = time.perf_counter()
         compare_arguments(expected, got)
         return time.perf_counter() - start

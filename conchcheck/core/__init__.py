@@ -4,5 +4,6 @@
 nodes), ``tools``, ``matching``, ``dialects`` (to_dialect) and ``roots`` (one object at the
 root), ``refusals`` (classify) and ``places`` (where a refusal points), ``words`` (the list,
 the reader, the call forms), ``fidelity`` (compare_arguments: what an altered argument
-shows), ``jsontypes`` (``JsonValue``, ``JsonObject``).
+shows), ``reasoning`` (split_reasoning: reasoning written in a reply's text), ``jsontypes``
+(``JsonValue``, ``JsonObject``).
 """

@@ -34,7 +34,8 @@ a value may end the call there."""
 
 _DOUBLE_ROUNDS_ABOVE = 2**53
 """Integers above this have no exact IEEE double: a JSON reader that parses numbers as doubles
-(JavaScript, some Go and Rust servers) gives back the nearest one."""
+(JavaScript's ``JSON.parse``, Go's ``encoding/json`` into an ``interface{}``) gives back the
+nearest one."""
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _ROOT = "$"

@@ -39,7 +39,7 @@ def request_evidence(exchange: Exchange) -> RequestEvidence:
 
 
 def reply_evidence(exchange: Exchange) -> ReplyEvidence | None:
-    """Status, text, calls as received, finish, usage, findings, the body trimmed."""
+    """Status, text, calls as received, finish, usage, findings, the body and the reasoning."""
     read: Reply | None
     match exchange.outcome:
         case Replied(reply):
@@ -66,6 +66,7 @@ def reply_evidence(exchange: Exchange) -> ReplyEvidence | None:
         read.findings,
         exchange.body,
         exchange.waits,
+        read.reasoning or None,
     )
 
 
@@ -139,6 +140,7 @@ def _reply(reply: ReplyEvidence) -> ReplyEvidence:
     return dataclasses.replace(
         reply,
         text=None if reply.text is None else excerpt(reply.text),
+        reasoning=None if reply.reasoning is None else excerpt(reply.reasoning),
         calls=_calls(reply.calls),
         findings=_findings(reply.findings),
         body=excerpt(reply.body),

@@ -4,7 +4,9 @@ Native calls are read against each tool's original schema (root wrapping undone)
 words are read with ``read_calls``. Both are judged strictly against the prompt's
 expectation. A refusal or a failed request is carried as it is: never a pass, never a miss.
 Output the server couldn't parse is the model's answer: its own outcome, with the call read
-from what the server quotes of it, when it quotes any.
+from what the server quotes of it, when it quotes any. Reasoning (the reply's reasoning
+channel, and reasoning written in its content) is never a call nor the reply's words: a
+native call found only there was swallowed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from conchcheck.core.dialects import Dialect, unwrap_arguments
 from conchcheck.core.excerpt import excerpt
 from conchcheck.core.leaks import Server, family_of, server_fix
 from conchcheck.core.matching import Judgement, judge
+from conchcheck.core.reasoning import reasoning_fix, split_reasoning
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.core.unparsed import ParseFailure
@@ -120,7 +123,8 @@ def judge_native(
     server: Server = Server.OTHER,
 ) -> Cell:
     """A native prompt's cell: the provider's calls read and judged; calls found in the text
-    instead (the server didn't parse them) are read too, and the cell says they leaked."""
+    instead (the server didn't parse them) are read too, and the cell says they leaked; a call
+    found only in the reasoning was swallowed."""
     common: dict[str, Any] = {"mode": CellMode.NATIVE, "attempt": attempt, "dialect": dialect}
     if not isinstance(exchange.outcome, Replied):
         return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, tools, **common)
@@ -137,14 +141,19 @@ def judge_native(
     detail = _escaped_note(outcome, detail, reply)
     reading = CallReading(tuple(_call_reading(c.name, r) for c, r in read))
     findings = reply.findings
-    leaked = () if reply.tool_calls or not reply.text.strip() else _leaked(reply, tools)
+    shown = split_reasoning(reply.text)
+    if shown.formats:
+        seen = ", ".join(f.value for f in shown.formats)
+        findings = (*findings, Finding("reasoning_in_content", f"reasoning markers: {seen}"))
+    visible = shown.text
+    leaked = () if reply.tool_calls or not visible.strip() else _leaked(visible, reply, tools)
     leak = None
     if leaked:
         # Calls in the content with none native: the server didn't parse them (a missing
         # --jinja or --tool-call-parser, a wrong template; provider-facts N09, vllm#21571).
         family = family_of(leaked[0])
         fix = server_fix(family, server)
-        reading = _words_reading(leaked, reply.text, 0, "")
+        reading = _words_reading(leaked, visible, 0, "")
         passes = False
         if prompt.expect.no_call:
             # Any call, read or not, is one the prompt didn't need.
@@ -162,6 +171,23 @@ def judge_native(
         detail += f"the calls were in the {family.value} format. {fix}"
         findings = (*findings, Finding("calls_leaked_as_text", f"{family.value}: {fix}"))
         leak = LeakFacts(family.value, len(leaked), fix, passes)
+    where, swallowed = (
+        ("", ()) if reply.tool_calls or leaked else _swallowed(reply, shown.reasoning, tools)
+    )
+    if swallowed:
+        reading = _words_reading(swallowed, visible, 0, "")
+        fix = reasoning_fix(server)
+        names = ", ".join(dict.fromkeys(c.name or "?" for c in swallowed))
+        findings = (*findings, Finding("calls_in_reasoning", f"{names} in {where}: {fix}"))
+        if not reply.cut_off:
+            # Never no_call: the model made the call, and the server lost it.
+            wanted = [(c.name, c.arguments) for c in swallowed if c.ok and c.name]
+            judged, _ = _outcome(prompt, wanted, [c.error for c in swallowed if c.error], (), False)
+            outcome = Outcome.SWALLOWED
+            detail = (
+                f"The call to {names} was written in {where} and never emitted; read from it, "
+                f"it would be {judged.value}. {fix}"
+            )
     ignored = _forcing_ignored(
         prompt, [c.name for c in reply.tool_calls] or [c.name for c in leaked]
     )
@@ -243,9 +269,31 @@ def _unparsed(
     )
 
 
-def _leaked(reply: Reply, tools: Sequence[Tool]) -> tuple[WordsCall, ...]:
-    """Calls written in the text of a native reply, as a tolerant client would find them."""
-    return read_calls(reply.text, tools, cut_off=reply.cut_off).calls
+def _leaked(visible: str, reply: Reply, tools: Sequence[Tool]) -> tuple[WordsCall, ...]:
+    """Calls written in the visible text of a native reply, as a tolerant client would find
+    them (the reasoning taken out: what is there was never a call)."""
+    return read_calls(visible, tools, cut_off=reply.cut_off).calls
+
+
+def _swallowed(
+    reply: Reply, written: str, tools: Sequence[Tool]
+) -> tuple[str, tuple[WordsCall, ...]]:
+    """Where a reply's reasoning (its channel, then ``written`` in its text) holds calls to
+    offered tools, and those calls, read as a tolerant client reads words: the calls a server
+    lost when its reasoning parser kept them (vllm-project/vllm#39056), or that a model wrote
+    inside its own reasoning markers."""
+    offered = {t.name for t in tools}
+    sources = (
+        ("the reasoning channel", reply.reasoning),
+        ("reasoning written in the text", written),
+    )
+    for where, thought in sources:
+        if thought.strip() and offered:
+            found = read_calls(thought, tools, cut_off=reply.cut_off).calls
+            calls = tuple(c for c in found if c.name in offered)
+            if calls:
+                return where, calls
+    return "", ()
 
 
 def judge_words(

@@ -24,10 +24,11 @@ from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.matrix import Matrix, Prompt, knob_matrix
 from conchcheck.probe.budget import URGENCY, StopProbe, Urgency
 from conchcheck.probe.context import Context
-from conchcheck.probe.judging import judge_native
-from conchcheck.probe.prompts import in_dialect, messages, request
+from conchcheck.probe.judging import judge_native, judge_words
+from conchcheck.probe.prompts import in_dialect, listed, messages, request
 from conchcheck.results import (
     Cell,
+    CellMode,
     FidelityFacts,
     IdFacts,
     KnobFacts,
@@ -45,7 +46,7 @@ EVIDENCE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
 limits, quota, the context and a model that takes no tools say nothing of a knob."""
 ROUNDS = 3
 """Rounds of the call-id conversation."""
-KNOB_CELLS = 12
+KNOB_CELLS = 13
 """Cells the stage records when every request gets an answer (for progress)."""
 
 _OUTCOMES = {
@@ -70,32 +71,34 @@ async def run_knobs(ctx: Context) -> None:
             _parallel(ctx, matrix, prompt["parallel"]),
             _strict(ctx, matrix, prompt["strict-closed"], prompt["strict-open"]),
             _ids(ctx, matrix, prompt["ids-rounds"]),
-            _fidelity(ctx, matrix, prompt["fidelity"]),
+            _fidelity(ctx, matrix, prompt["fidelity"], CellMode.NATIVE),
+            _fidelity(ctx, matrix, prompt["fidelity"], CellMode.WORDS),
         ]
     )
 
 
-def spelling(knob: Knob, api: ApiFamily) -> str:
-    """The knob as the API family writes it: ``tool_choice: none``, ``parallel_tool_calls:
-    false``, ``disable_parallel_tool_use: true``."""
-    choice = {
-        ApiFamily.ANTHROPIC: {"none": "none", "required": "any", "named": "tool"},
-        ApiFamily.GEMINI: {"none": "NONE", "required": "ANY", "named": "ANY + allowed names"},
-    }.get(api, {"none": "none", "required": "required", "named": "a named function"})
-    field = "functionCallingConfig.mode" if api is ApiFamily.GEMINI else "tool_choice"
+def spelling(knob: Knob, api: ApiFamily, name: str = "") -> str:
+    """The knob as the API family writes it: ``tool_choice: none``, ``tool_choice: function
+    remember``, ``disable_parallel_tool_use: true``."""
+    if knob is Knob.PARALLEL_FALSE:
+        if api is ApiFamily.ANTHROPIC:
+            return "disable_parallel_tool_use: true"
+        return "parallel_tool_calls: false"
+    if knob is Knob.STRICT:
+        return "strict: true"
+    if api is ApiFamily.GEMINI:
+        modes = {Knob.TOOL_CHOICE_NONE: "NONE", Knob.TOOL_CHOICE_REQUIRED: "ANY"}
+        if knob in modes:
+            return f"functionCallingConfig mode {modes[knob]}"
+        return f"functionCallingConfig mode ANY, allowedFunctionNames [{name}]"
+    anthropic = api is ApiFamily.ANTHROPIC
     match knob:
         case Knob.TOOL_CHOICE_NONE:
-            return f"{field}: {choice['none']}"
+            return "tool_choice: none"
         case Knob.TOOL_CHOICE_REQUIRED:
-            return f"{field}: {choice['required']}"
-        case Knob.TOOL_CHOICE_NAMED:
-            return f"{field}: {choice['named']}"
-        case Knob.PARALLEL_FALSE:
-            if api is ApiFamily.ANTHROPIC:
-                return "disable_parallel_tool_use: true"
-            return "parallel_tool_calls: false"
-        case Knob.STRICT:
-            return "strict: true"
+            return f"tool_choice: {'any' if anthropic else 'required'}"
+        case _:
+            return f"tool_choice: {'tool' if anthropic else 'function'} {name}"
 
 
 async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> None:
@@ -104,7 +107,7 @@ async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> N
         return
     exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
     cell = _judged(ctx, matrix, cell_id, prompt, exchange)
-    asked = spelling(knob, ctx.target.provider.api)
+    asked = spelling(knob, ctx.target.provider.api, prompt.tool_choice.name or "")
     state, why = _unanswered(exchange)
     calls = _called(exchange)
     if state is None:
@@ -128,9 +131,12 @@ def _choice_state(
         case _:
             forced = prompt.tool_choice.name or ""
             if calls and set(calls) == {forced}:
-                return KnobState.HONOURED, f"{asked} ({forced}): the reply called {forced}."
+                return (
+                    KnobState.HONOURED,
+                    f"{asked}: the reply called {forced}, though the prompt points elsewhere.",
+                )
             got = f"the reply called {named}" if calls else "no call came back"
-            return KnobState.IGNORED, f"{asked} ({forced}), but {got}: it was ignored."
+            return KnobState.IGNORED, f"{asked}, but {got}: it was ignored."
 
 
 async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
@@ -275,19 +281,29 @@ def _ids_cell(
     return dataclasses.replace(cell, outcome=outcome, detail=detail, facts=facts)
 
 
-async def _fidelity(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
-    cell_id = "knobs/fidelity"
+async def _fidelity(ctx: Context, matrix: Matrix, prompt: Prompt, mode: CellMode) -> None:
+    """The exact arguments, natively or in words: what the app gets after decoding (in words,
+    after conchcheck's reader), compared byte for byte."""
+    words = mode is CellMode.WORDS
+    cell_id = "knobs/fidelity/words" if words else "knobs/fidelity"
     if ctx.reuse(cell_id) is not None:
         return
-    exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
-    cell = _judged(ctx, matrix, cell_id, prompt, exchange)
+    tools = _offered(matrix, prompt)
+    if words:
+        listing = listed(ctx, tools)
+        exchange = await ctx.send(request(ctx, messages(prompt, listing.text)), cell_id)
+        judged = judge_words(cell_id, prompt, exchange, tools, listing.level.value)
+        cell = dataclasses.replace(judged, stage=Stage.KNOBS)
+    else:
+        exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
+        cell = _judged(ctx, matrix, cell_id, prompt, exchange)
     wanted = prompt.expect.calls[0]
     expected: dict[str, JsonValue] = {a.name: a.matcher.value for a in wanted.arguments}
+    call = next((c for c in cell.calls if c.name == wanted.tool), None)
     reply = exchange.outcome.reply if isinstance(exchange.outcome, Replied) else None
-    call = next((c for c in reply.tool_calls if c.name == wanted.tool), None) if reply else None
     if reply is None or call is None or reply.cut_off:
         # No call to compare (or one cut short): fidelity stays untested.
-        ctx.record(dataclasses.replace(cell, facts=None))
+        ctx.record(cell)
         return
     try:
         got: JsonValue = json.loads(call.arguments)

@@ -43,6 +43,9 @@ class Outcome(Name):
     NO_CALL = "no_call"
     LEAKED = "leaked"
     """A native prompt whose call came back in the reply's text: the server didn't parse it."""
+    SWALLOWED = "swallowed"
+    """A native prompt whose only call was written in the reasoning channel and never emitted:
+    no native call, none in the visible text, one to an offered tool in the reasoning."""
     UNWANTED_CALL = "unwanted_call"
     CUT_OFF = "cut_off"
     UNPARSED_BY_SERVER = "unparsed_by_server"

@@ -43,6 +43,9 @@ class ReplyEvidence:
     """The body (or stream) as received, trimmed, keys scrubbed."""
     waits: tuple[float, ...] = ()
     """Seconds waited before each retry."""
+    reasoning: str | None = None
+    """What the reply carried in its reasoning channel (``reasoning_content``, thinking);
+    None when it carried none, or no reply could be read. Absent in older files."""
 
 
 @dataclass(frozen=True, slots=True)

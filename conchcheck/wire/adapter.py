@@ -16,6 +16,7 @@ from typing import ClassVar
 from conchcheck.core.excerpt import excerpt
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.knobs import Knob
+from conchcheck.core.reasoning import split_reasoning
 from conchcheck.core.refusals import Refusal
 from conchcheck.core.words.blocks import CALL_MARKERS
 from conchcheck.errors import ConchcheckError
@@ -185,11 +186,13 @@ class ChatAdapter(ABC):
 
 
 def marker_findings(text: str) -> tuple[Finding, ...]:
-    """A finding when a native reply's text holds tool-call markers (a call left as text).
+    """A finding when a native reply's text holds tool-call markers (a call left as text);
+    markers inside reasoning written in the text are its reasoning's, not a call's.
 
     vLLM's parsers leave an unparsed call in ``content`` with ``finish_reason: stop``
     (provider-facts N09; vllm-project/vllm#21571): the call never reaches the client.
     """
+    text = split_reasoning(text).text
     found = [marker for marker in CALL_MARKERS if marker in text]
     escaped = [e for m in CALL_MARKERS if (e := _escaped(m)) != m and e in text]
     out = []
@@ -207,6 +210,42 @@ def marker_findings(text: str) -> tuple[Finding, ...]:
 def _escaped(marker: str) -> str:
     """``marker`` as HTML escaping writes it (``<tool_call>`` -> ``&lt;tool_call&gt;``)."""
     return marker.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+REPAIRED_DELTAS: frozenset[str] = frozenset(
+    {
+        # chat completions: the call each delta belongs to, by index
+        "delta_without_index",
+        # Anthropic Messages: the block each event belongs to, by index
+        "event_without_index",
+        "delta_without_start",
+        # Responses: the item each event belongs to
+        "event_without_output_index",
+        "event_before_item_added",
+        "item_done_without_added",
+        "calls_only_in_completed",
+        "stream_differs_from_completed",
+        # every API: the id and name before the arguments, and both steady
+        "arguments_before_name",
+        "call_id_changed",
+        "call_name_changed",
+        "call_without_id",
+        # Responses: the argument pieces against the done event's whole arguments
+        "arguments_disagree_with_done",
+    }
+)
+"""Finding codes that say conchcheck repaired or tolerated how a stream's tool calls were
+assembled from its deltas: a streamed reply with one of them does not agree with the whole
+reply, however alike the calls came out, since a client that reads the deltas the documented
+way gets something else."""
+
+
+def note_once(findings: list[Finding], noted: set[str], code: str, detail: str) -> None:
+    """Add a finding about one call unless ``noted`` (that call's codes so far) has its code:
+    a quirk repeated on every delta of a call is named once."""
+    if code not in noted:
+        noted.add(code)
+        findings.append(Finding(code, detail))
 
 
 def parse_json(body: bytes) -> JsonValue:

@@ -128,22 +128,31 @@ class AnthropicAdapter(ChatAdapter):
             )
         findings: list[Finding] = []
         texts: list[str] = []
+        thoughts: list[str] = []
         calls: list[ToolCall] = []
         for index, block in enumerate(content):
             where = f"content[{index}]"
+            kind = block.get("type") if isinstance(block, dict) else None
             if not isinstance(block, dict):
                 findings.append(Finding("block_not_object", f"{where} is {type(block).__name__}"))
-            elif block.get("type") == "text" and isinstance(text := block.get("text"), str):
+            elif kind == "text" and isinstance(text := block.get("text"), str):
                 texts.append(text)
-            elif block.get("type") == "tool_use":
+            elif kind == "thinking" and isinstance(thought := block.get("thinking"), str):
+                # Extended thinking: {"type": "thinking", "thinking", "signature"}, streamed as
+                # thinking_delta events (Anthropic's docs, "Building with extended thinking").
+                thoughts.append(thought)
+            elif kind == "redacted_thinking":
+                findings.append(_redacted(where))
+            elif kind == "tool_use":
                 name = _name(block.get("name"), where, findings)
                 if name is not None:
                     arguments = _input(block.get("input"), where, findings)
                     calls.append(ToolCall(_id(block.get("id")), name, arguments))
-            # Other blocks (thinking, redacted_thinking, server_tool_use and its results) are
-            # documented but are neither the answer nor a call for the client to run.
+            # Other blocks (server_tool_use and its results) are documented but are neither
+            # the answer nor a call for the client to run.
         usage = _usage(data.get("usage"), Usage())
-        return _reply("".join(texts), calls, data.get("stop_reason"), usage, findings, raw)
+        reason = data.get("stop_reason")
+        return _reply("".join(texts), "".join(thoughts), calls, reason, usage, findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges the stream's events: content blocks by their ``index``, until message_stop."""
@@ -255,8 +264,15 @@ def _usage(usage: JsonValue, before: Usage) -> Usage:
     )
 
 
+def _redacted(where: str) -> Finding:
+    """A ``redacted_thinking`` block: reasoning the model did whose text is encrypted
+    (Anthropic's extended thinking docs): reasoning seen, with no text to read."""
+    return Finding("reasoning_redacted", f"{where}: a redacted_thinking block")
+
+
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     reason: JsonValue,
     usage: Usage,
@@ -271,7 +287,11 @@ def _reply(
         findings.append(Finding("calls_with_finish_stop", f"tool_use came with stop_reason {word}"))
     if not calls:
         findings.extend(marker_findings(text))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
+
+
+_IMPLIED = {"input_json_delta": "tool_use", "thinking_delta": "thinking"}
+"""The block a delta implies when its block never started (text for any other delta)."""
 
 
 class _Block:
@@ -282,9 +302,11 @@ class _Block:
         self.id = block.get("id")
         self.name = block.get("name")
         self.input = block.get("input")
-        text = block.get("text")
+        # A thinking block starts with its text under "thinking", as its deltas carry it.
+        text = block.get("thinking" if self.kind == "thinking" else "text")
         self.pieces: list[str] = [text] if isinstance(text, str) else []
-        """Text deltas for a text block; partial_json for a tool_use block."""
+        """Text deltas for a text block, thinking deltas for a thinking block, partial_json
+        for a tool_use block."""
 
 
 class _Events(EventReducer):
@@ -310,7 +332,7 @@ class _Events(EventReducer):
         elif kind == "content_block_start":
             block = body.get("content_block")
             index = self.index(body, fresh=True)
-            self.blocks[index] = _Block(block if isinstance(block, dict) else {})
+            self.open(index, _Block(block if isinstance(block, dict) else {}))
         elif kind == "content_block_delta":
             delta = body.get("delta")
             if isinstance(delta, dict):
@@ -347,34 +369,64 @@ class _Events(EventReducer):
             return max(self.blocks, default=-1) + 1
         return max(self.blocks)
 
+    def open(self, index: int, block: _Block) -> None:
+        """A block starts. A tool_use block's start carries its id and name before any
+        ``input_json_delta`` (provider-facts 4.2); a start for a tool_use block already there
+        keeps the argument text so far and the first id and name, each departure a finding."""
+        before = self.blocks.get(index)
+        if before is None or not before.kind == block.kind == "tool_use":
+            self.blocks[index] = block
+            return
+        where = f"content[{index}]"
+        if before.id is None and before.name is None:  # made up for deltas before any start
+            if before.pieces:
+                self.findings.append(Finding("arguments_before_name", where))
+            before.id, before.name, before.input = block.id, block.name, block.input
+            return
+        if block.id != before.id:
+            changed = f"{where}: {before.id}, then {block.id}"
+            self.findings.append(Finding("call_id_changed", changed))
+        if block.name != before.name:
+            changed = f"{where}: {before.name}, then {block.name}"
+            self.findings.append(Finding("call_name_changed", changed))
+
     def delta(self, index: int, delta: JsonObject) -> None:
         block = self.blocks.get(index)
         kind = delta.get("type")
         if block is None:
             # A delta for a block never started: kept, as the block its kind implies.
             self.findings.append(Finding("delta_without_start", f"{kind} for content[{index}]"))
-            implied = "tool_use" if kind == "input_json_delta" else "text"
+            implied = _IMPLIED.get(kind, "text") if isinstance(kind, str) else "text"
             block = self.blocks[index] = _Block({"type": implied})
         text, partial = delta.get("text"), delta.get("partial_json")
+        thought = delta.get("thinking")
         if kind == "text_delta" and isinstance(text, str):
             block.pieces.append(text)
         elif kind == "input_json_delta" and isinstance(partial, str):
             block.pieces.append(partial)
-        # thinking_delta, signature_delta and citations_delta are not the answer.
+        elif kind == "thinking_delta" and isinstance(thought, str):
+            block.pieces.append(thought)
+        # signature_delta and citations_delta are neither the answer nor its reasoning.
 
     def reply(self, raw: str) -> Reply:
         findings = list(self.findings)
         texts: list[str] = []
+        thoughts: list[str] = []
         calls: list[ToolCall] = []
         for index, block in sorted(self.blocks.items()):
             if block.kind == "text":
                 texts.append("".join(block.pieces))
+            elif block.kind == "thinking":
+                thoughts.append("".join(block.pieces))
+            elif block.kind == "redacted_thinking":
+                findings.append(_redacted(f"content[{index}]"))
             elif block.kind == "tool_use":
                 call = self.call(index, block, findings)
                 if call is not None:
                     calls.append(call)
-        text = "".join(texts)
-        return _reply(text, calls, self.reason, self.usage, findings, raw, self.refusal)
+        text, reasoning = "".join(texts), "".join(thoughts)
+        reason, usage = self.reason, self.usage
+        return _reply(text, reasoning, calls, reason, usage, findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: the stream has no [DONE] (done_marker is None), so the
@@ -387,6 +439,9 @@ class _Events(EventReducer):
         name = _name(block.name, where, findings)
         if name is None:
             return None
+        if not _id(block.id):
+            # tool_result answers by tool_use_id: without it no round trip can follow.
+            findings.append(Finding("call_without_id", f"{where}: tool_use has no id"))
         # content_block_start carries `input: {}` and the deltas the JSON text; a call without
         # arguments sends only an empty delta (vercel/ai anthropic-tool-no-args.chunks.txt), so
         # its input is the one the start gave.

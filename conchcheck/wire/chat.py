@@ -116,6 +116,10 @@ class Reply:
     """The body (or the stream's events) as received, trimmed for the report."""
     refusal: Refusal | None = None
     """An error the provider sent inside a 2xx (an error event in a stream: LM Studio, Groq)."""
+    reasoning: str = ""
+    """What the reply carried in its reasoning channel (``reasoning_content``, thinking blocks,
+    thought parts), never part of ``text``; reasoning written in the content stays in ``text``
+    (``core.reasoning`` splits it)."""
 
     @property
     def cut_off(self) -> bool:

@@ -265,6 +265,7 @@ class _Reading:
 
     def __init__(self, findings: list[Finding]) -> None:
         self.text: list[str] = []
+        self.thoughts: list[str] = []
         self.calls: list[ToolCall] = []
         self.reason: str | None = None
         self.message: str | None = None
@@ -302,11 +303,13 @@ class _Reading:
         if not isinstance(part, dict):
             self.findings.append(Finding("part_not_object", f"{where} is {type(part).__name__}"))
             return
-        if part.get("thought") is True:
-            # A thought summary (includeThoughts) is the model's reasoning, not its answer: in
-            # the text, a call it only considered would be read as one it made.
-            return
         text = part.get("text")
+        if part.get("thought") is True:
+            # A thought summary (includeThoughts: a part with "thought": true, Part.thought in
+            # googleapis/python-genai types.py) is the model's reasoning, not its answer.
+            if isinstance(text, str):
+                self.thoughts.append(text)
+            return
         if "functionCall" in part:
             self.call(part["functionCall"], where)
         elif isinstance(text, str):
@@ -351,8 +354,9 @@ class _Reading:
         text = "".join(self.text)
         if not self.calls:
             findings.extend(marker_findings(text))
-        calls = tuple(self.calls)
-        return Reply(text, calls, finish, word, self.usage, tuple(findings), raw, refusal)
+        calls, reasoning = tuple(self.calls), "".join(self.thoughts)
+        usage = self.usage
+        return Reply(text, calls, finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Events(EventReducer):

@@ -141,14 +141,16 @@ def scrub_value(value: T, secrets: tuple[Secret | None, ...] = ()) -> T:
 
 
 def scrub_reply(reply: Reply, body: str, secrets: tuple[Secret | None, ...]) -> tuple[Reply, str]:
-    """A reply and the body it came in, scrubbed: its text, calls, refusal, findings and raw.
+    """A reply and the body it came in, scrubbed: its text, reasoning, calls, refusal, findings
+    and raw.
 
     A stream can carry a key in pieces, a few characters an event, that no mask matches: when
-    the text and calls held more keys than the raw events show whole, the raw and the body
-    are withheld.
+    the text, reasoning and calls held more keys than the raw events show whole, the raw and
+    the body are withheld.
     """
     exact = redactor(secrets)
-    read = exact.count(reply.text) + sum(exact.count(c.arguments) for c in reply.tool_calls)
+    read = exact.count(reply.text) + exact.count(reply.reasoning)
+    read += sum(exact.count(c.arguments) for c in reply.tool_calls)
     clean = scrub_value(reply, secrets)
     if read > exact.count(reply.raw):
         note = f"[withheld: the reply carried a key in pieces; {len(reply.raw)} characters]"

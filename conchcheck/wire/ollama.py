@@ -122,14 +122,18 @@ class OllamaAdapter(ChatAdapter):
                 Finding("not_done", f"done is {done} in a reply sent with stream false")
             )
         # `thinking` (reasoning models, `think`) is scratch work, not the answer: it stays out of
-        # the text, where a call the model only considered would read as call markers.
+        # the text, where a call the model only considered would read as call markers
+        # (docs.ollama.com/capabilities/thinking: /api/chat puts it in message.thinking).
         text = _content(message.get("content"), findings)
+        thinking = message.get("thinking")
+        reasoning = thinking if isinstance(thinking, str) else ""
         calls: list[ToolCall] = []
         for index, item in enumerate(items(message.get("tool_calls"))):
             call = _call(item, index, findings)
             if call is not None:
                 calls.append(call)
-        return _reply(text, calls, data.get("done_reason"), _usage(data), findings, raw)
+        reason = data.get("done_reason")
+        return _reply(text, reasoning, calls, reason, _usage(data), findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges NDJSON chat responses: content pieces in order, calls whole per line."""
@@ -244,6 +248,7 @@ def _usage(data: JsonObject) -> Usage:
 
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     reason: JsonValue,
     usage: Usage,
@@ -257,7 +262,7 @@ def _reply(
     finish = _FINISH.get(word, Finish.OTHER) if word else Finish.UNKNOWN
     if not calls:
         findings.extend(marker_findings(text))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Lines(EventReducer):
@@ -267,6 +272,7 @@ class _Lines(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self.thinking: list[str] = []
         self.calls: list[ToolCall] = []
         self.items = 0  # calls seen on all lines, named or not: `where` in findings
         self.reason: JsonValue = None
@@ -283,9 +289,11 @@ class _Lines(EventReducer):
         message = body.get("message")
         if isinstance(message, dict):
             # `thinking` pieces stay out of the text, as in `parse`.
-            content = message.get("content")
+            content, thinking = message.get("content"), message.get("thinking")
             if isinstance(content, str):
                 self.text.append(content)
+            if isinstance(thinking, str):
+                self.thinking.append(thinking)
             for item in items(message.get("tool_calls")):
                 # Ollama's parser sends each call whole, on the line where it closed
                 # (ollama.com/blog/streaming-tool); several lines may carry calls, in order.
@@ -299,8 +307,9 @@ class _Lines(EventReducer):
             self.usage = _usage(body)
 
     def reply(self, raw: str) -> Reply:
-        text = "".join(self.text)
-        return _reply(text, self.calls, self.reason, self.usage, self.findings, raw, self.refusal)
+        text, reasoning, reason = "".join(self.text), "".join(self.thinking), self.reason
+        calls, usage = self.calls, self.usage
+        return _reply(text, reasoning, calls, reason, usage, self.findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: NDJSON has no terminator of its own, so the transport cannot

@@ -24,6 +24,7 @@ from conchcheck.wire.adapter import (
     bearer_post,
     items,
     marker_findings,
+    note_once,
     parse_json,
     string_arguments,
     tool_call,
@@ -111,7 +112,8 @@ class OpenAIAdapter(ChatAdapter):
             if call is not None:
                 calls.append(call)
         reason = choices[0].get("finish_reason")
-        return _reply(text, calls, reason, _usage(data.get("usage")), findings, raw)
+        usage = _usage(data.get("usage"))
+        return _reply(text, _reasoning(message), calls, reason, usage, findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges ``chat.completion.chunk`` deltas; tool calls by their ``index``."""
@@ -163,6 +165,21 @@ def _content(content: JsonValue, findings: list[Finding]) -> str:
     return json.dumps(content)
 
 
+def _reasoning(holder: JsonObject) -> str:
+    """The reasoning a message or a stream delta carries, in either spelling.
+
+    llama-server writes ``reasoning_content`` (tools/server/README.md, --reasoning-format
+    deepseek, and auto, its default), as DeepSeek's API and SGLang do; OpenRouter writes
+    ``reasoning``; vLLM writes ``reasoning`` and sends ``reasoning_content`` too, the same
+    text, with ``reasoning`` the one that counts when they differ (vllm-project/vllm#27755,
+    its test ``TestDeltaMessageReasoningCompat``).
+    """
+    reasoning, content = holder.get("reasoning"), holder.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        return reasoning
+    return content if isinstance(content, str) else ""
+
+
 def _call(item: JsonValue, index: int, findings: list[Finding]) -> ToolCall | None:
     return tool_call(item, index, findings, string_arguments)
 
@@ -179,6 +196,7 @@ def _usage(usage: JsonValue) -> Usage:
 
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     reason: JsonValue,
     usage: Usage,
@@ -194,16 +212,18 @@ def _reply(
         )
     if not calls:
         findings.extend(marker_findings(text))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Slot:
-    __slots__ = ("arguments", "id", "name")
+    __slots__ = ("arguments", "id", "name", "noted")
 
     def __init__(self) -> None:
         self.id: str | None = None
         self.name = ""
         self.arguments: list[str] = []
+        self.noted: set[str] = set()
+        """Codes already found for this call: a quirk of every delta is named once."""
 
 
 class _Chunks(EventReducer):
@@ -212,6 +232,7 @@ class _Chunks(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self.reasoning: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.reason: JsonValue = None
         self.usage = Usage()
@@ -237,41 +258,76 @@ class _Chunks(EventReducer):
         content = delta.get("content")
         if isinstance(content, str):
             self.text.append(content)
+        self.reasoning.append(_reasoning(delta))
         for piece in items(delta.get("tool_calls")):
             if isinstance(piece, dict):
                 self.piece(piece)
 
     def piece(self, piece: JsonObject) -> None:
+        """One call's delta. The documented shape (provider-facts 4.1): each call has an
+        ``index``; its first delta carries ``id``, ``type`` and ``function.name``, later ones
+        only argument pieces. Each departure is a finding; the first id and name are kept."""
         index, call_id = piece.get("index"), piece.get("id")
         if not isinstance(index, int):
             # Some servers omit `index` (provider-facts 4.1 says fragments are keyed by it):
             # a piece with a new id opens a call, one without continues the last.
             self.findings.append(Finding("delta_without_index", trim(json.dumps(piece), 200)))
-            fresh = isinstance(call_id, str) and all(
-                slot.id != call_id for slot in self.slots.values()
+            fresh = (
+                isinstance(call_id, str)
+                and bool(call_id)
+                and all(slot.id != call_id for slot in self.slots.values())
             )
             index = len(self.slots) if fresh or not self.slots else max(self.slots)
         slot = self.slots.setdefault(index, _Slot())
-        if isinstance(call_id, str) and slot.id is None:
-            slot.id = call_id
+        where = f"delta tool_calls[{index}]"
+        if isinstance(call_id, str) and call_id:
+            if slot.id is None:
+                self.named_late(slot, where, "id")
+                slot.id = call_id
+            elif call_id != slot.id:
+                # LM Studio (with Gemma 4) gives every delta of one call a new id
+                # (NousResearch/hermes-agent#5254); the first delta's id is the call's.
+                changed = f"{where}: {slot.id}, then {call_id}"
+                note_once(self.findings, slot.noted, "call_id_changed", changed)
         function = piece.get("function")
         if not isinstance(function, dict):
             return
         name = function.get("name")
-        if isinstance(name, str):
-            slot.name += name if not slot.name else ""
+        if isinstance(name, str) and name:
+            if not slot.name:
+                self.named_late(slot, where, "name")
+                slot.name = name
+            elif name != slot.name:
+                # The same name sent again is tolerated without a word (MiniMax through NVIDIA
+                # NIM repeats it on every delta, NousResearch/hermes-agent#8259); another one
+                # is not this call's, and the first stays.
+                changed = f"{where}: {slot.name}, then {name}"
+                note_once(self.findings, slot.noted, "call_name_changed", changed)
         if "arguments" in function:
-            where = f"delta tool_calls[{index}]"
             slot.arguments.append(string_arguments(function["arguments"], where, self.findings))
 
+    def named_late(self, slot: _Slot, where: str, what: str) -> None:
+        """A finding when a call gets its id or name after argument text came for it."""
+        if any(slot.arguments):
+            count = sum(len(piece) for piece in slot.arguments)
+            detail = f"{where}: its {what} came after {count} characters of arguments"
+            note_once(self.findings, slot.noted, "arguments_before_name", detail)
+
     def reply(self, raw: str) -> Reply:
-        calls = [
-            ToolCall(slot.id, slot.name, "".join(slot.arguments))
-            for _, slot in sorted(self.slots.items())
-            if slot.name
-        ]
-        text = "".join(self.text)
-        return _reply(text, calls, self.reason, self.usage, self.findings, raw, self.refusal)
+        calls = []
+        for index, slot in sorted(self.slots.items()):
+            if not slot.name:
+                # Argument pieces for an index that never got a name (Nebius and Cerebras
+                # move later pieces to another index, dirac-run/dirac#215): no call to run.
+                self.findings.append(Finding("call_without_name", f"tool_calls[{index}]"))
+                continue
+            if slot.id is None:
+                # Without an id no tool result can answer the call on the next round.
+                self.findings.append(Finding("call_without_id", f"tool_calls[{index}]"))
+            calls.append(ToolCall(slot.id, slot.name, "".join(slot.arguments)))
+        text, reasoning = "".join(self.text), "".join(self.reasoning)
+        reason, usage = self.reason, self.usage
+        return _reply(text, reasoning, calls, reason, usage, self.findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         return terminated

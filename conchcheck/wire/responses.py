@@ -24,7 +24,9 @@ from conchcheck.wire.adapter import (
     WireRequest,
     WireShapeError,
     bearer_post,
+    items,
     marker_findings,
+    note_once,
     parse_json,
     string_arguments,
     trim,
@@ -44,6 +46,9 @@ from conchcheck.wire.providers import ApiFamily
 
 _INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
+_REASONING_DELTAS = ("response.reasoning_text.delta", "response.reasoning_summary_text.delta")
+"""The events that stream a reasoning item's text and its summary (openai-python
+``ResponseReasoningTextDeltaEvent``, ``ResponseReasoningSummaryTextDeltaEvent``)."""
 
 
 class ResponsesAdapter(ChatAdapter):
@@ -95,8 +100,8 @@ class ResponsesAdapter(ChatAdapter):
                 ShapeKind.UNEXPECTED_SHAPE, f"The response has no output list: {raw[:200]}"
             )
         findings: list[Finding] = []
-        text, calls = _output(output, findings)
-        return _reply(text, calls, data, findings, raw)
+        text, reasoning, calls = _output(output, findings)
+        return _reply(text, reasoning, calls, data, findings, raw)
 
     def reducer(self) -> StreamReducer:
         """Merges typed events; calls by their ``output_index``."""
@@ -152,8 +157,10 @@ def _call(item: JsonObject, where: str, findings: list[Finding]) -> ToolCall | N
     return ToolCall(call_id, name, string_arguments(item.get("arguments"), where, findings))
 
 
-def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list[ToolCall]]:
+def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, str, list[ToolCall]]:
+    """The text, the reasoning and the calls of a response's output items."""
     text: list[str] = []
+    reasoning: list[str] = []
     calls: list[ToolCall] = []
     for index, item in enumerate(output):
         if not isinstance(item, dict):
@@ -164,8 +171,23 @@ def _output(output: list[JsonValue], findings: list[Finding]) -> tuple[str, list
                 calls.append(call)
         elif item.get("type") == "message":
             text.append(_message_text(item.get("content"), findings))
-        # Other items (reasoning, web search) carry nothing this probe reads.
-    return "".join(text), calls
+        elif item.get("type") == "reasoning":
+            reasoning.append(_reasoning_text(item))
+        # Other items (web search, file search) carry nothing this probe reads.
+    return "".join(text), "".join(reasoning), calls
+
+
+def _reasoning_text(item: JsonObject) -> str:
+    """A ``reasoning`` item's text: its ``reasoning_text`` content parts (vLLM, gpt-oss) and its
+    ``summary_text`` summary parts (OpenAI), as openai-python's ``ResponseReasoningItem`` types
+    them (src/openai/types/responses/response_reasoning_item.py)."""
+    parts = [
+        part.get("text")
+        for key, kind in (("content", "reasoning_text"), ("summary", "summary_text"))
+        for part in items(item.get(key))
+        if isinstance(part, dict) and part.get("type") == kind
+    ]
+    return "".join(text for text in parts if isinstance(text, str))
 
 
 def _message_text(content: JsonValue, findings: list[Finding]) -> str:
@@ -210,6 +232,7 @@ def _strict_echo(tools: JsonValue) -> list[Finding]:
 
 def _reply(
     text: str,
+    reasoning: str,
     calls: list[ToolCall],
     response: JsonObject,
     findings: list[Finding],
@@ -235,11 +258,11 @@ def _reply(
     if not calls:
         findings.extend(marker_findings(text))
     usage = _usage(response.get("usage"))
-    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal)
+    return Reply(text, tuple(calls), finish, word, usage, tuple(findings), raw, refusal, reasoning)
 
 
 class _Slot:
-    __slots__ = ("arguments", "done", "id", "name")
+    __slots__ = ("arguments", "done", "id", "name", "noted")
 
     def __init__(self) -> None:
         self.id: str | None = None
@@ -247,6 +270,8 @@ class _Slot:
         self.arguments: list[str] = []
         self.done: str | None = None
         """The whole arguments from ``.done`` or ``output_item.done``, when they came."""
+        self.noted: set[str] = set()
+        """Codes already found for this call."""
 
 
 class _Events(EventReducer):
@@ -258,6 +283,7 @@ class _Events(EventReducer):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self.reasoning: list[str] = []
         self.slots: dict[int, _Slot] = {}
         self.items: dict[str, int] = {}
         """Each item's id and the slot it fills: a server that sends no ``output_index``
@@ -287,6 +313,10 @@ class _Events(EventReducer):
             delta = body.get("delta")
             if isinstance(delta, str):
                 self.text.append(delta)
+        elif kind in _REASONING_DELTAS:
+            delta = body.get("delta")
+            if isinstance(delta, str):
+                self.reasoning.append(delta)
         elif kind in ("response.output_item.added", "response.output_item.done"):
             self.item(kind, body)
         elif kind == "response.function_call_arguments.delta":
@@ -350,26 +380,47 @@ class _Events(EventReducer):
         if not added and index not in self.slots:
             self.findings.append(Finding("item_done_without_added", f"output_index {index}"))
         slot = self.slots.setdefault(index, _Slot())
-        call_id, name = item.get("call_id"), item.get("name")
-        if isinstance(call_id, str):
-            slot.id = slot.id or call_id
-        if isinstance(name, str):
-            slot.name = slot.name or name
+        self.identify(slot, item, f"output_index {index}")
         arguments = item.get("arguments")
         if added and isinstance(arguments, str) and arguments:
             slot.arguments.append(arguments)
         elif not added and arguments is not None:
             slot.done = string_arguments(arguments, f"output[{index}]", self.findings)
 
+    def identify(self, slot: _Slot, item: JsonObject, where: str) -> None:
+        """The call's id and name from its item: the documented order gives them in
+        ``output_item.added``, before any argument piece; the first ones are kept."""
+        given_id, given_name = item.get("call_id"), item.get("name")
+        call_id = given_id if isinstance(given_id, str) and given_id else None
+        name = given_name if isinstance(given_name, str) and given_name else None
+        pieces = any(slot.arguments) or slot.done is not None
+        if (call_id or name) and slot.id is None and not slot.name and pieces:
+            note_once(self.findings, slot.noted, "arguments_before_name", where)
+        if call_id and slot.id is not None and call_id != slot.id:
+            changed = f"{where}: {slot.id}, then {call_id}"
+            note_once(self.findings, slot.noted, "call_id_changed", changed)
+        if name and slot.name and name != slot.name:
+            changed = f"{where}: {slot.name}, then {name}"
+            note_once(self.findings, slot.noted, "call_name_changed", changed)
+        slot.id = slot.id or call_id
+        slot.name = slot.name or name or ""
+
     def calls(self) -> list[ToolCall]:
         calls = []
         for index, slot in sorted(self.slots.items()):
             streamed = "".join(slot.arguments)
             if slot.done is not None and streamed and slot.done != streamed:
-                self.findings.append(Finding("arguments_done_differs", f"output_index {index}"))
+                # The done event's arguments are the call's: they are the server's own whole
+                # value, the one its output_item.done and response.completed repeat and SDKs
+                # hand to the app; the deltas are progress on the way to it.
+                found = Finding("arguments_disagree_with_done", f"output_index {index}")
+                self.findings.append(found)
             if not slot.name:
                 self.findings.append(Finding("call_without_name", f"output_index {index}"))
                 continue
+            if slot.id is None:
+                # function_call_output answers by call_id: without it no round trip can follow.
+                self.findings.append(Finding("call_without_id", f"output_index {index}"))
             calls.append(ToolCall(slot.id, slot.name, slot.done or streamed))
         return calls
 
@@ -383,7 +434,7 @@ class _Events(EventReducer):
             # The end event holds the server's own answer: where it differs from what the
             # events added up to, it is the answer, and a finding says the stream disagreed.
             said: list[Finding] = []
-            text, completed = _output(output, said)
+            text, reasoning, completed = _output(output, said)
             if not calls and completed:
                 self.findings += said
                 self.findings.append(Finding("calls_only_in_completed", f"{len(completed)} calls"))
@@ -394,8 +445,9 @@ class _Events(EventReducer):
                 self.findings.append(Finding("stream_differs_from_completed", shown))
                 calls = completed
             self.text = self.text or [text]
-        text = "".join(self.text)
-        return _reply(text, calls, self.response, self.findings, raw, self.refusal)
+            self.reasoning = self.reasoning or [reasoning]
+        text, reasoning = "".join(self.text), "".join(self.reasoning)
+        return _reply(text, reasoning, calls, self.response, self.findings, raw, self.refusal)
 
     def reached_end(self, *, terminated: bool) -> bool:
         # `terminated` is ignored: there is no [DONE]; the stream ends with an end event. (The

@@ -86,6 +86,10 @@ class AnthropicEmulator:
         blocks: list[dict[str, Any]] = (
             [{"type": "text", "text": answer.text}] if answer.text else []
         )
+        if answer.reasoning:
+            # Extended thinking comes first, as a thinking block with its signature.
+            thinking = {"type": "thinking", "thinking": answer.reasoning, "signature": "EqQB"}
+            blocks.insert(0, thinking)
         for index, call in enumerate(answer.calls):
             args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
             blocks.append(
@@ -107,6 +111,19 @@ class AnthropicEmulator:
                               "stop_reason": stop, "usage": usage})  # fmt: skip
 
 
+def _thinking(index: int, text: str, event: Any) -> Iterator[bytes]:
+    """A thinking block streamed as thinking_delta pieces, then its signature_delta."""
+    start = {"type": "thinking", "thinking": "", "signature": ""}
+    yield event("content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start})  # fmt: skip
+    deltas = [
+        {"type": "thinking_delta", "thinking": text[i : i + 5]} for i in range(0, len(text), 5)
+    ]
+    for delta in [*deltas, {"type": "signature_delta", "signature": "EqQB"}]:
+        yield event("content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta})  # fmt: skip
+
+
 def _stream(blocks: list[dict[str, Any]], stop: str, usage: dict[str, int]) -> Iterator[bytes]:
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
@@ -115,7 +132,9 @@ def _stream(blocks: list[dict[str, Any]], stop: str, usage: dict[str, int]) -> I
                 "role": "assistant", "content": [], "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}})  # fmt: skip
     yield event("ping", {"type": "ping"})
     for index, block in enumerate(blocks):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            yield from _thinking(index, block["thinking"], event)
+        elif block["type"] == "text":
             yield event(
                 "content_block_start",
                 {

@@ -128,6 +128,8 @@ class GeminiEmulator:
         config = request.get("generationConfig") or {}
         answer = self.model(Asked(tools, messages, config.get("maxOutputTokens")))
         parts: list[dict[str, Any]] = [{"text": answer.text}] if answer.text else []
+        if answer.reasoning:
+            parts.insert(0, {"text": answer.reasoning, "thought": True})  # a thought summary
         for call in answer.calls:
             args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
             parts.append({"functionCall": {"name": call.name, "args": args or {}}})
@@ -156,7 +158,7 @@ def _stream(parts: list[dict[str, Any]], finish: str, usage: dict[str, int]) -> 
     for part in parts:
         if "text" in part:
             text = part["text"]
-            pieces += [[{"text": text[i : i + 4]}] for i in range(0, len(text), 4)]
+            pieces += [[{**part, "text": text[i : i + 4]}] for i in range(0, len(text), 4)]
         else:
             pieces.append([part])  # function calls arrive whole
     for index, piece in enumerate(pieces or [[]]):

@@ -37,6 +37,8 @@ class Answer:
     calls: list[Call] = field(default_factory=list)
     finish: str = "stop"
     """``stop``, ``tool_calls`` or ``length``."""
+    reasoning: str = ""
+    """What the model wrote in its reasoning channel: each API renders it in its own spelling."""
 
 
 Behaviour = Callable[[Asked], Answer]

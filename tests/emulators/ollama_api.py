@@ -61,8 +61,11 @@ class OllamaEmulator:
         # Ollama streams unless told not to (its API default).
         if request.get("stream", True):
             return Response(200, headers={"content-type": "application/x-ndjson"},
-                            chunks=_lines(name, answer.text, calls, reason, counts))  # fmt: skip
+                            chunks=_lines(name, answer.text, calls, reason, counts,
+                                          answer.reasoning))  # fmt: skip
         message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        if answer.reasoning:
+            message["thinking"] = answer.reasoning
         if calls:
             message["tool_calls"] = calls
         return Response.json(
@@ -71,7 +74,12 @@ class OllamaEmulator:
 
 
 def _lines(
-    name: str, text: str, calls: list[dict[str, Any]], reason: str, counts: dict[str, int]
+    name: str,
+    text: str,
+    calls: list[dict[str, Any]],
+    reason: str,
+    counts: dict[str, int],
+    thinking: str = "",
 ) -> Iterator[bytes]:
     def line(message: dict[str, Any], done: bool = False, **extra: Any) -> bytes:
         return (
@@ -81,6 +89,8 @@ def _lines(
             + b"\n"
         )
 
+    for i in range(0, len(thinking), 4):
+        yield line({"content": "", "thinking": thinking[i : i + 4]})
     for i in range(0, len(text), 4):
         yield line({"content": text[i : i + 4]})
     if calls:

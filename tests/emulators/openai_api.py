@@ -118,6 +118,9 @@ class OpenAIEmulator:
             return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
         yield event({"role": "assistant", "content": ""})
+        for i in range(0, len(answer.reasoning), size):
+            # llama-server and DeepSeek's spelling (tools/server/README.md --reasoning-format).
+            yield event({"reasoning_content": answer.reasoning[i : i + size]})
         for i in range(0, len(answer.text), size):
             yield event({"content": answer.text[i : i + size]})
             if "error_event" in self.quirks and i >= size:
@@ -172,6 +175,8 @@ def _neutral(message: dict[str, Any]) -> dict[str, Any]:
 
 def _completion(answer: Answer, usage: dict[str, int], model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if answer.reasoning:
+        message["reasoning_content"] = answer.reasoning
     if answer.calls:
         message["tool_calls"] = [
             {"id": f"call_{i}", "type": "function",

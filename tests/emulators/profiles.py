@@ -17,6 +17,7 @@ answer, a connection closed without a reply).
   anthropic-does-not-support-one-of-is-schema-not-tools (S20) and
   anthropic-missing-root-type-says-x-should-retry-false (S21)).
 - ``html_200``, ``truncated_json``, ``rate_limited``, ``dies_after_first``: see each.
+- ``swallows_calls``: a model whose native calls stay in its reasoning (a behaviour).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from tests.emulators.anthropic_api import check_tools as anthropic_check
 from tests.emulators.gemini_api import check_declarations
-from tests.emulators.model import Behaviour
+from tests.emulators.model import WORDS, Answer, Asked, Behaviour
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.server import Handler, Received, Response
 from tests.emulators.vectors import refusal, vector
@@ -250,3 +251,31 @@ def nodes(schema: Any) -> Iterator[dict[str, Any]]:
         yield from nodes(schema["items"])
     for branch in schema.get("anyOf") or ():
         yield from nodes(branch)
+
+
+# -- calls swallowed by the reasoning -------------------------------------------------------
+
+
+def swallows_calls(inner: Behaviour, *, in_text: bool = False) -> Behaviour:
+    """A thinking model behind a server whose reasoning parser kept its native calls
+    (vllm-project/vllm#39056): each call ``inner`` makes with tools offered natively is
+    written, in Hermes form, inside the reasoning (``reasoning_content``) and never emitted;
+    ``in_text`` writes the reasoning into the content between ``<think>`` markers instead (a
+    server with no reasoning parser). Everything else ``inner`` says is said as it is."""
+
+    def behave(asked: Asked) -> Answer:
+        answer = inner(asked)
+        if not asked.tools or not answer.calls:
+            return answer
+        written = "\n".join(
+            WORDS["hermes"](
+                c.name, json.loads(c.arguments) if isinstance(c.arguments, str) else c.arguments
+            )
+            for c in answer.calls
+        )
+        thought = f"The user asks for this, so I call the tool.\n{written}"
+        if in_text:
+            return Answer(text=f"<think>{thought}</think>\nOne moment.")
+        return Answer(reasoning=thought)
+
+    return behave

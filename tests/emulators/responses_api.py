@@ -83,7 +83,9 @@ class ResponsesEmulator:
         yield event("response.created", response=started)
         yield event("response.in_progress", response=started)
         for index, item in enumerate(response["output"]):
-            if item["type"] == "message":
+            if item["type"] == "reasoning":
+                yield from _reasoning(index, item, event)
+            elif item["type"] == "message":
                 yield from self.message(index, item, event)
                 if "error_event" in self.quirks:
                     # A failure mid-stream is an `error` event (code, message, param) in a
@@ -189,8 +191,24 @@ def _messages(items: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _reasoning(index: int, item: dict[str, Any], event: Any) -> Iterator[bytes]:
+    """A reasoning item: added, its ``reasoning_text`` in ``response.reasoning_text.delta``
+    pieces, done (openai-python ``ResponseReasoningItem``, as vLLM sends it)."""
+    text = item["content"][0]["text"]
+    yield event("response.output_item.added", output_index=index, item=dict(item, content=[]))
+    for i in range(0, len(text), 5):
+        yield event("response.reasoning_text.delta", output_index=index, content_index=0,
+                    item_id=item["id"], delta=text[i : i + 5])  # fmt: skip
+    yield event("response.reasoning_text.done", output_index=index, content_index=0,
+                item_id=item["id"], text=text)  # fmt: skip
+    yield event("response.output_item.done", output_index=index, item=item)
+
+
 def _response(answer: Answer, request: dict[str, Any], tools: list[Any]) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
+    if answer.reasoning:
+        output.append({"type": "reasoning", "id": "rs_emu", "summary": [],
+                       "content": [{"type": "reasoning_text", "text": answer.reasoning}]})  # fmt: skip
     if answer.text:
         output.append({"type": "message", "id": "msg_emu", "status": "completed",
                        "role": "assistant",

@@ -273,8 +273,16 @@ def test_build_key_behind_a_proxy_is_a_secret_bearer() -> None:
         ),
         pytest.param(
             "thinking_kept_out_of_text.json",
-            Reply("It is 18 °C in Paris.", (), Finish.STOP, "stop", Usage(240, 64)),
-            id="thinking-ignored-no-marker-finding",
+            Reply(
+                "It is 18 °C in Paris.",
+                (),
+                Finish.STOP,
+                "stop",
+                Usage(240, 64),
+                reasoning="The user asks about Paris. I could write <tool_call>"
+                '{"name": "get_weather"}</tool_call>, but the tool result is already here.',
+            ),
+            id="thinking-kept-as-reasoning-no-marker-finding",
         ),
     ],
 )
@@ -289,6 +297,7 @@ def test_parse(name: str, want: Reply) -> None:
         want.usage,
         want.findings,
         raw=body.decode(),
+        reasoning=want.reasoning,
     )
 
 
@@ -439,8 +448,15 @@ def raw_lines(name: str) -> str:
         ),
         pytest.param(
             "stream_thinking_then_answer.ndjson",
-            Reply("Hello!", (), Finish.STOP, "stop", Usage(71, 19)),
-            id="thinking-pieces-ignored",
+            Reply(
+                "Hello!",
+                (),
+                Finish.STOP,
+                "stop",
+                Usage(71, 19),
+                reasoning="The user wants <function=get_weather>? No, just a greeting.",
+            ),
+            id="thinking-pieces-kept-as-reasoning",
         ),
     ],
 )
@@ -454,6 +470,7 @@ def test_stream(name: str, want: Reply) -> None:
         want.usage,
         want.findings,
         raw=raw_lines(name),
+        reasoning=want.reasoning,
     )
 
 
