@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conchcheck.report.blocks import trimmed
+from conchcheck.report.knobs import knob_word
 from conchcheck.report.markup import Status
 from conchcheck.results import Cell
 from conchcheck.results.plain import to_plain
@@ -63,7 +64,8 @@ def evidence(cell: Cell) -> Evidence:
             said = cell.refusal.message
         reply = trimmed(f"{status}\n{said}", EVIDENCE_LIMIT)
     reading = trimmed(_json(cell.reading), EVIDENCE_LIMIT) if cell.reading is not None else ""
-    return Evidence(cell.id, cell.label, cell.detail, request, reply, reading)
+    # A knob cell's label is its state: "honoured" says more than "pass".
+    return Evidence(cell.id, knob_word(cell) or cell.label, cell.detail, request, reply, reading)
 
 
 def _json(value: Any) -> str:

@@ -13,6 +13,13 @@ from urllib.parse import urlsplit
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS
+from conchcheck.report.compatibility.knobs import (
+    GROUP,
+    LOSSES,
+    TITLES,
+    knob_marks,
+    streaming_mark,
+)
 from conchcheck.report.compatibility.marks import Mark, evidence_of
 from conchcheck.report.markup import Status
 from conchcheck.results import (
@@ -104,6 +111,11 @@ FEATURES = (
     Column("refusals", "refusals", "follow-ups"),
     Column("schemas", "schema cases", "verdict"),
 )
+KNOB_COLUMNS = (
+    *(Column(f"knob:{knob.value}", title, GROUP) for knob, title in TITLES.items()),
+    *(Column(key, title, GROUP) for key, title in LOSSES),
+)
+"""The knobs-and-losses table: a column each knob, then the losses (``compatibility.knobs``)."""
 
 
 def build_table(results: Sequence[ProbeResult]) -> CompatTable:
@@ -112,6 +124,9 @@ def build_table(results: Sequence[ProbeResult]) -> CompatTable:
     for result in results:
         cases.update((c.case, None) for c in result.cells if c.stage is Stage.DIALECT)
     columns = (*FEATURES, *(Column(f"case:{case}", case, CASES) for case in cases))
+    if any(r.verdict and r.verdict.knobs_and_losses for r in results):
+        # Results before knobs and losses have none of these marks: their table is left out.
+        columns += KNOB_COLUMNS
     rows = [_row(result, tuple(cases)) for result in results]
     # A server's APIs side by side.
     rows.sort(key=lambda r: (r.target, r.endpoint, r.api))
@@ -155,7 +170,11 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
         marks["leaked"] = _leaked(verdict.native.leaked, cells)
     prompts = [c for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS)]
     follow = [c for c in cells if c.stage is Stage.FOLLOW_UP]
-    marks["streaming"] = _share([c for c in follow if c.mode is CellMode.STREAMING])
+    section = verdict.knobs_and_losses if verdict else None
+    streamed = [c for c in follow if c.mode is CellMode.STREAMING]
+    marks["streaming"] = _share(streamed) if section is None else streaming_mark(section, streamed)
+    if section is not None:
+        marks.update(knob_marks(section, cells))
     marks["parallel"] = _share([c for c in prompts if c.case == PARALLEL])
     marks["forced"] = _share([c for c in prompts if c.case == FORCED])
     trips = (CellMode.ROUND_TRIP_NATIVE, CellMode.ROUND_TRIP_WORDS)
