@@ -167,7 +167,7 @@ def test_a_refused_round_trip_of_the_matrix_counts_only_when_it_speaks_of_the_re
     ("call_id", "shape"),
     [
         ("call_abc123def456ghi789jkl012", "call_<24 alphanumerics>"),
-        ("toolu_01A09q90qw90lq917835lq9", "toolu_<26 alphanumerics>"),
+        ("toolu_01A09q90qw90lq917835lq9", "toolu_<23 alphanumerics>"),
         ("functions.get_weather:0", "functions.get_weather:0"),
         ("abcdef1234", "<10 alphanumerics>"),
         ("call_0", "call_0"),

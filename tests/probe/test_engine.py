@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conchcheck.matrix import load_matrix
+from conchcheck.matrix import knob_matrix, load_matrix
 from conchcheck.probe import Probe, ProbeOptions
 from conchcheck.results import Cell, Outcome, ProbeResult, Stage
 from conchcheck.wire.providers import parse_target
@@ -67,8 +67,14 @@ def cells(result: ProbeResult, stage: Stage) -> dict[str, Cell]:
     return {c.id: c for c in result.cells if c.stage is stage}
 
 
+KNOB_USERS = {prompt.user for prompt in knob_matrix().prompts}
+
+
 def kind(body: dict[str, Any]) -> str:
     """What a request was for, from its body alone."""
+    users = [m.get("content") for m in body.get("messages") or () if m.get("role") == "user"]
+    if users and users[0] in KNOB_USERS:
+        return "knobs"
     text = (body.get("messages") or [{}])[-1].get("content") or ""
     if text.startswith("Reply with the single word: ready"):
         return "reach"
@@ -241,7 +247,7 @@ def test_streaming_failures_never_agree() -> None:
 
     result, _ = run(handler)
     streaming = [c for c in result.cells if c.mode == "streaming"]
-    assert len(streaming) == 2
+    assert len(streaming) == len(MATRIX.prompts)  # every native prompt is also streamed
     assert all(c.outcome is Outcome.ERROR for c in streaming)
     assert all(c.detail.startswith("No usable reply to compare (streamed): ") for c in streaming)
 
