@@ -202,3 +202,16 @@ def test_a_baseline_before_the_section_compares_no_knob(tmp_path):
     old = results(tmp_path, "old", _before_the_section)
     new = results(tmp_path, "new", _changed)
     assert check([new], baseline=[old]).changes == ()
+
+
+def test_a_targets_own_section_overrides_a_field_and_keeps_the_others(tmp_path):
+    file = expect(
+        tmp_path,
+        'targets:\n  "*":\n    knobs.strict: honoured\n    fidelity: exact\n'
+        f'  "{TARGET}":\n    knobs.strict: fails_open\n',
+    )
+    result = check([results(tmp_path)], expect=file)
+    assert got(result) == [
+        (TARGET, "knobs.strict", "fails_open", "fails_open", True),
+        (TARGET, "fidelity", "exact", "altered", False),
+    ]
