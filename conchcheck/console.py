@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -36,51 +36,16 @@ from conchcheck.core.words import WordsReading
 from conchcheck.errors import ConchcheckError, ExitCode
 from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.matrix import Matrix
-from conchcheck.redaction import held
+from conchcheck.redaction import MaskedStream, held
+from conchcheck.report.knobs import summary_line
 from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.run import FleetOutcome, ProbeOutcome
 from conchcheck.wire.providers import Provider
 
-
-class _Masked:
-    """``sys.stdout`` or ``sys.stderr`` as it is when written to, with every key held masked.
-
-    The last guard: what is printed was made safe already (``_text``), but a key must not
-    reach a stream by any path, the error funnel's included.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @property
-    def stream(self) -> TextIO:
-        stream: TextIO = getattr(sys, self.name)
-        # While a progress bar runs, rich puts a proxy printing through this very console
-        # in sys.stdout and sys.stderr; writing to it would loop. rich's own default skips it.
-        proxied: TextIO = getattr(stream, "rich_proxied_file", stream)
-        return proxied
-
-    def write(self, text: str) -> int:
-        return self.stream.write(held().text(text))
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    @property
-    def encoding(self) -> str:
-        return getattr(self.stream, "encoding", None) or "utf-8"
-
-
 # rich needs only write, flush, isatty, fileno and encoding of a file.
-out = Console(file=cast(IO[str], _Masked("stdout")), highlight=False)
-err = Console(file=cast(IO[str], _Masked("stderr")), stderr=True, highlight=False)
+out = Console(file=cast(IO[str], MaskedStream("stdout")), highlight=False)
+err = Console(file=cast(IO[str], MaskedStream("stderr")), stderr=True, highlight=False)
 
 
 def _show(table: Table) -> None:
@@ -90,7 +55,7 @@ def _show(table: Table) -> None:
     whole values and ``column``/``cut`` can still split them.
     """
     if out.is_terminal:
-        _show(table)
+        out.print(table)
         return
     columns = [
         [_plain(column.header), *(_plain(cell) for cell in column._cells)]
@@ -214,7 +179,7 @@ def show_arguments(result: ArgumentsResult) -> None:
                 if change.normalisation.value == "dropped_field"
                 else _text(json.dumps(change.after, ensure_ascii=False)),
             )
-        _show(table)
+        out.print(table)
     for waived in result.waived:
         out.print(f"[yellow]not judged:[/] {_text(waived)}", soft_wrap=True)
     if result.message:
@@ -338,10 +303,12 @@ def show_outcome(outcome: ProbeOutcome) -> None:
             str(result.requests),
             str(result.prompt_tokens + result.completion_tokens),
         )
-        _show(table)
+        out.print(table)
         out.print(_text(verdict.reason), soft_wrap=True)
         for finding in verdict.findings:
             out.print(f"[yellow]finding:[/] {_text(finding)}", soft_wrap=True)
+        if verdict.knobs_and_losses is not None:
+            out.print(_text(summary_line(verdict.knobs_and_losses)), soft_wrap=True)
     code = outcome.exit_code
     colour = "green" if code == ExitCode.DONE else "yellow" if code == ExitCode.STOPPED else "red"
     out.print(f"[{colour}]{_text(outcome.message)}[/]", soft_wrap=True)

@@ -3,7 +3,8 @@
 A ``Redactor`` knows each key's forms (as is, JSON-escaped once and twice, URL-encoded,
 HTML/XML-escaped, Python-quoted) and masks them in a text or in every string of a value.
 ``hold`` is called for each key read (``conchcheck.wire.keys.Secret``), so any writer can
-mask with ``held()`` what it was not handed explicitly.
+mask with ``held()`` what it was not handed explicitly; ``MaskedStream`` masks every write to
+stdout or stderr.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import dataclasses
 import html
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "MIN_LENGTH", "Redactor", "forms", "held", "hold"]
+__all__ = ["MASK", "MIN_LENGTH", "MaskedStream", "Redactor", "forms", "held", "hold"]
 
 MASK = "[redacted]"
 MIN_LENGTH = 8
@@ -196,3 +198,44 @@ class Redactor:
                         changes[field.name] = after
             return dataclasses.replace(value, **changes) if changes else value
         return value
+
+
+class MaskedStream:
+    """``sys.stdout`` or ``sys.stderr`` as it is when written to, with every key held masked.
+
+    The console's last guard: what it prints was made safe already, but a key must not
+    reach a stream by any path, the error funnel's included.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def stream(self) -> TextIO:
+        """The stream written to now (a test or rich may have replaced it)."""
+        stream: TextIO = getattr(sys, self.name)
+        # While a progress bar runs, rich puts a proxy printing through this very console
+        # in sys.stdout and sys.stderr; writing to it would loop. rich's own default skips it.
+        proxied: TextIO = getattr(stream, "rich_proxied_file", stream)
+        return proxied
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with every key held masked."""
+        return self.stream.write(held().text(text))
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        """Whether the stream is a terminal."""
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        """The stream's file descriptor."""
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        """The stream's encoding (UTF-8 when it has none)."""
+        return getattr(self.stream, "encoding", None) or "utf-8"

@@ -3,14 +3,17 @@ in each API it was probed in).
 
 Worse is a mode lower in native > words > none, a dialect less permissive, a rate that fell
 by more than the tolerance, a schema case accepted before and not now, a prompt that passed
-and now fails, or a target whose results are gone. Cases and prompts only one run tried are
-not compared: a different matrix is no regression.
+and now fails, a knobs-and-losses field that lost its good value (honoured, true, agrees,
+exact) or a count of losses that grew, or a target whose results are gone. Cases and prompts
+only one run tried are not compared, nor the knobs when one run has no section: a different
+matrix or an older conchcheck is no regression.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from conchcheck.gate import knobs
 from conchcheck.gate.outcome import BaselineChange, Direction
 from conchcheck.gate.runs import DIALECTS, MODES, RATES, Run
 from conchcheck.results import CellMode
@@ -63,6 +66,8 @@ def _changes(old: Run, new: Run, tolerance: float) -> Iterator[BaselineChange]:
         if (was_ok == "accepted") != (now_ok == "accepted"):
             direction = WORSE if was_ok == "accepted" else BETTER
             yield BaselineChange(target, f"case {case}", was_ok, now_ok, direction)
+    if old.knobs is not None and new.knobs is not None:
+        yield from knobs.changes(target, old.knobs, new.knobs)
     for mode in (CellMode.NATIVE, CellMode.WORDS):
         ran = set(new.prompts(mode))
         for prompt in old.prompts(mode):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from conchcheck.gate import knobs
 from conchcheck.gate.expectations import Expectations, Section
 from conchcheck.gate.outcome import Check
 from conchcheck.gate.runs import Run
@@ -41,6 +42,8 @@ def _checks(run: Run, section: Section) -> Iterator[Check]:
         rate = run.rates.get(name)
         shown = f"{rate:.3g}" if rate is not None else run.no_verdict
         yield Check(target, name, str(bound), shown, rate is not None and bound.holds(rate))
+    for path, wanted in section.knobs.items():
+        yield knobs.check(target, path, wanted, run.knobs, run.no_knobs)
     for case in section.accepted or ():
         status = run.case_status(case)
         where = f" in {run.dialect}" if run.dialect else ""

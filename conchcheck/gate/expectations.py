@@ -7,9 +7,7 @@ target's own section overrides the default key by key. Each problem is
 
 from __future__ import annotations
 
-import operator
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -20,45 +18,14 @@ import yaml
 from conchcheck import jsonschemas
 from conchcheck.errors import InputError
 from conchcheck.files import json_path, locate, read_text, yaml_hazard
+from conchcheck.gate.bounds import Bound
+from conchcheck.gate.knobs import FIELDS, Wanted, wanted
+from conchcheck.gate.runs import RATES
 
 DEFAULT = "*"
 HINT = "The expectations file follows conchcheck/jsonschemas/expectations.schema.json."
-_OPERATORS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
-_BOUND = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*([0-9.]+)\s*")
 # Loaded the way the capability file is: libyaml when present, the same events either way.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """A bound on a rate: ``>= 0.8``."""
-
-    op: str
-    value: float
-
-    def holds(self, rate: float) -> bool:
-        """Whether ``rate`` is within the bound."""
-        return _OPERATORS[self.op](rate, self.value)
-
-    def __str__(self) -> str:
-        return f"{self.op} {self.value:g}"
-
-    @classmethod
-    def parse(cls, written: str | float) -> Bound:
-        """A bound as written: ``">= 0.8"``, or a bare number meaning at least that."""
-        if not isinstance(written, str):
-            return cls(">=", float(written))
-        found = _BOUND.fullmatch(written)
-        if found is None:
-            raise ValueError(f"not a bound: {written!r}")
-        return cls(found.group(1), float(found.group(2)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +44,9 @@ class Section:
     """Prompts that pass: ``remember`` in the verdict's mode, ``words/remember`` in words."""
     no_findings: tuple[str, ...] | None = None
     """Finding codes that must not appear in any cell (``calls_leaked_as_text``)."""
+    knobs: Mapping[str, Wanted] = field(default_factory=lambda: MappingProxyType({}))
+    """What the knobs-and-losses section must say, by field path: ``knobs.strict``,
+    ``ids.round_trip``, ``reasoning.swallowed``, …"""
 
     def over(self, default: Section) -> Section:
         """This section with what it doesn't say taken from ``default``."""
@@ -87,6 +57,7 @@ class Section:
             accepted=self.accepted if self.accepted is not None else default.accepted,
             passes=self.passes if self.passes is not None else default.passes,
             no_findings=self.no_findings if self.no_findings is not None else default.no_findings,
+            knobs=MappingProxyType({**default.knobs, **self.knobs}),
         )
 
 
@@ -154,8 +125,10 @@ def _section(body: Mapping[str, Any]) -> Section:
         passes=_names(body.get("passes")),
         no_findings=_names(body.get("no_findings")),
     )
-    rates = {key: Bound.parse(value) for key, value in body.items() if "." in key}
-    return replace(section, rates=MappingProxyType(rates))
+    rates = {key: Bound.parse(value) for key, value in body.items() if key in RATES}
+    # In the section's order, whatever the file's: checks read alike across files.
+    knobs = {path: wanted(path, body[path]) for path in FIELDS if path in body}
+    return replace(section, rates=MappingProxyType(rates), knobs=MappingProxyType(knobs))
 
 
 def _names(value: str | list[str] | None) -> tuple[str, ...] | None:

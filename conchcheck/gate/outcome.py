@@ -109,6 +109,7 @@ def to_data(result: GateResult) -> dict[str, Any]:
                 "mode": run.mode,
                 "dialect": run.dialect,
                 "rates": dict(run.rates),
+                "knobs_and_losses": to_plain(run.knobs),
             }
             for run in result.runs
         ],

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conchcheck.core.dialects import Dialect
+from conchcheck.core.knobs import KnobsAndLosses
 from conchcheck.core.trials import PERMISSIVENESS
 from conchcheck.errors import InputError
 from conchcheck.results import PASSING, Cell, CellMode, Mode, Outcome, Stage
@@ -54,12 +55,22 @@ class Run:
     name: str = ""
     """How the gate names the run: the target, with `` (api)`` when results of another API
     of the same target were given too."""
+    knobs: KnobsAndLosses | None = None
+    """The verdict's knobs-and-losses section; None without a verdict, or in results written
+    before it."""
 
     @property
     def key(self) -> tuple[str, str]:
         """(target, api): what a run is, and what meets its baseline. The endpoint is left
         out, so a baseline probed on another port (a local server's) still meets it."""
         return (self.target, self.api)
+
+    @property
+    def no_knobs(self) -> str:
+        """Why there is no knobs-and-losses section, as ``got`` text."""
+        if self.mode is None:
+            return self.no_verdict
+        return "not measured (results written before knobs and losses)"
 
     @property
     def no_verdict(self) -> str:
@@ -138,6 +149,7 @@ def read_run(path: Path) -> Run:
         unusable=result.unusable,
         stopped=result.stopped,
         name=result.target,
+        knobs=verdict.knobs_and_losses if verdict is not None else None,
     )
 
 

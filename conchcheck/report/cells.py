@@ -11,10 +11,10 @@ from typing import Any
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.report.blocks import clipped, trimmed, words
-from conchcheck.report.compatibility.table import Status
-from conchcheck.report.markup import escape
+from conchcheck.report.knobs import knob_word, state_status
+from conchcheck.report.markup import Status, escape
 from conchcheck.report.outline import reason
-from conchcheck.results import PASSING, Cell, Outcome, Stage
+from conchcheck.results import PASSING, Cell, KnobFacts, Outcome, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.results.writer import facts_data
 
@@ -35,6 +35,9 @@ def status_of(cell: Cell, expected_refusal: bool = False) -> Status:
         return Status.PASS if cell.refusal_kind is RefusalKind.SCHEMA else Status.FAIL
     if expected_refusal and cell.outcome is Outcome.ACCEPTED:
         return Status.PARTIAL
+    if isinstance(cell.facts, KnobFacts):
+        # A knob's cell reads as its state: refused is loud, untested says nothing.
+        return state_status(cell.facts.state)
     if cell.outcome in PASSING:
         return Status.PASS
     return Status.NONE if cell.outcome in _NO_EVIDENCE else Status.FAIL
@@ -48,7 +51,13 @@ def shape(status: Status) -> str:
 def mark(cell: Cell, links: Mapping[str, str], expected_refusal: bool = False) -> str:
     """A cell's status as its shape and word, linking to the cell's evidence."""
     status, href = status_of(cell, expected_refusal), links[cell.id]
-    return f'<a class="mark" href="#{href}">{shape(status)} {escape(words(cell.label))}</a>'
+    return f'<a class="mark" href="#{href}">{shape(status)} {escape(word(cell))}</a>'
+
+
+def word(cell: Cell) -> str:
+    """A cell's outcome in words (``refused: schema``); a knob cell's is its state
+    (``ignored``, ``fails open``, ``not measured``)."""
+    return knob_word(cell) or words(cell.label)
 
 
 def anchors(cells: Sequence[Cell]) -> dict[str, str]:
@@ -105,7 +114,7 @@ def _cell(cell: Cell, links: Mapping[str, str], shown: Shown) -> str:
     else:
         short = clipped(cell.detail, SUMMARY_LIMIT)
     summary = (
-        f'<span class="mark s-{status.value}">{shape(status)} {escape(words(cell.label))}</span> '
+        f'<span class="mark s-{status.value}">{shape(status)} {escape(word(cell))}</span> '
         f"<code>{escape(cell.id)}</code>" + (f" — {escape(short)}" if short else "")
     )
     parts = [f'<details id="{anchor}">\n<summary>{summary}</summary>']

@@ -34,8 +34,7 @@ from conchcheck.report.cells import (
     status_of,
 )
 from conchcheck.report.compatibility.markdown import LEGEND
-from conchcheck.report.compatibility.table import Status
-from conchcheck.report.markup import MONO, SANS, STATUS, escape
+from conchcheck.report.markup import MONO, SANS, STATUS, Status, escape
 from conchcheck.report.outline import outline
 
 if TYPE_CHECKING:

@@ -1,6 +1,7 @@
 """``junit.xml``: a test suite per stage and a test case per cell, for CI test views.
 
-A deliberately invalid schema case passes when it is refused.
+A deliberately invalid schema case passes when it is refused; a knob cell is what its knob's
+state says (``results.status``), and names the state and what it stands on.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from conchcheck.core.escaping import visible
 from conchcheck.core.refusals import RefusalKind
-from conchcheck.results import Cell, Outcome, Stage
+from conchcheck.results import Cell, FidelityFacts, IdFacts, KnobFacts, Outcome, Stage
+from conchcheck.results.facts import CellFacts
 from conchcheck.results.status import CiStatus, expected_refusal, judge
 
 if TYPE_CHECKING:
@@ -69,7 +71,7 @@ def _case(suite: ET.Element, cell: Cell, judgement: CiStatus) -> None:
         {"classname": cell.stage.value, "name": _clean(cell.id), "time": _seconds(cell.latency_ms)},
     )
     if judgement is CiStatus.FAILED:
-        failure = ET.SubElement(case, "failure", {"message": _clean(cell.label)})
+        failure = ET.SubElement(case, "failure", {"message": _clean(_message(cell))})
         failure.set("type", cell.outcome.value)
         failure.text = _clean(cell.detail) or None
     elif judgement is CiStatus.ERROR:
@@ -81,6 +83,32 @@ def _case(suite: ET.Element, cell: Cell, judgement: CiStatus) -> None:
     ET.SubElement(case, "system-out").text = _clean(_detail(cell))
 
 
+def _message(cell: Cell) -> str:
+    """The label, with a knob's state: ``not_honoured (fails_open)``, ``refused:other
+    (refused)``."""
+    if isinstance(cell.facts, KnobFacts):
+        return f"{cell.label} ({cell.facts.state.value})"
+    return cell.label
+
+
+def _knob_lines(facts: CellFacts | None) -> list[str]:
+    """What a knobs-stage cell knows beyond its outcome, a line each."""
+    match facts:
+        case KnobFacts(knob, state, calls, baseline, breaking):
+            lines = [f"knob: {knob.value}", f"state: {state.value}"]
+            lines += [f"calls: {calls}"] if calls is not None else []
+            lines += [f"calls without the flag: {baseline}"] if baseline is not None else []
+            return lines + [f"breaks the schema: {why}" for why in breaking]
+        case IdFacts(rounds, round_trip):
+            said = "; ".join(", ".join(i or "(none)" for i in ids) or "no call" for ids in rounds)
+            trip = "not measured" if round_trip is None else "accepted" if round_trip else "refused"
+            return [f"ids by round: {said}", f"ids sent back: {trip}"]
+        case FidelityFacts(changed):
+            return [f"altered: {c.path} ({c.change.value})" for c in changed]
+        case _:
+            return []
+
+
 def _detail(cell: Cell) -> str:
     lines = [f"outcome: {cell.label}"]
     if cell.detail:
@@ -89,6 +117,7 @@ def _detail(cell: Cell) -> str:
         lines.append("expected: a deliberately invalid schema case, refused as it should be")
     elif cell.stage is Stage.DIALECT and cell.refusal_kind is RefusalKind.SCHEMA:
         lines.append("note: passes when the chosen dialect carried this case")
+    lines += _knob_lines(cell.facts)
     lines.append(f"case: {cell.case}")
     for name, value in (
         ("dialect", cell.dialect),

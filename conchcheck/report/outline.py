@@ -28,6 +28,7 @@ from conchcheck.report.blocks import (
     trimmed,
     words,
 )
+from conchcheck.report.knobs import knobs_section
 from conchcheck.report.yourtools import your_tools
 from conchcheck.results import PASSING, CaseRefusal, Cell, Option, Outcome, Rates, Stage
 
@@ -92,7 +93,17 @@ def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False)
         )
     )
     blocks.append(Para(("Command: ", Code(info.command))))
-    sections = [_dialect, your_tools, _prompts, _refusals, _repairs, _findings, _follow_ups, _cost]
+    sections = [
+        knobs_section,
+        _dialect,
+        your_tools,
+        _prompts,
+        _refusals,
+        _repairs,
+        _findings,
+        _follow_ups,
+        _cost,
+    ]
     if findings_first:
         sections.remove(_findings)
         sections.insert(0, _findings)

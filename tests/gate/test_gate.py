@@ -159,7 +159,7 @@ BAD_FILES = [
     ),
     pytest.param(
         "targets:\n  '*':\n    speed: fast\n",
-        "expect.yaml:3: $.targets.*.speed: unknown key; expected one of mode, dialect, native.rate, native.clean_rate, words.rate, words.clean_rate, accepted, passes, no_findings.",
+        "expect.yaml:3: $.targets.*.speed: unknown key; expected one of mode, dialect, native.rate, native.clean_rate, words.rate, words.clean_rate, accepted, passes, no_findings, knobs.tool_choice_none, knobs.tool_choice_required, knobs.tool_choice_named, knobs.parallel_false, knobs.strict, ids.present, ids.unique_in_reply, ids.unique_across_rounds, ids.round_trip, finish_reason, fidelity, reasoning.seen, reasoning.swallowed, streaming.agree, streaming.disagree.",
         id="unknown-key",
     ),
     pytest.param(

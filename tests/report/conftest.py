@@ -13,12 +13,17 @@ from typer.testing import CliRunner
 
 from conchcheck.cli import app
 from conchcheck.core.dialects import Dialect
+from conchcheck.core.fidelity import compare_arguments
+from conchcheck.core.knobs import Knob, KnobState
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.results import (
     CallReading,
     CatalogueFacts,
     Cell,
     CellMode,
+    FidelityFacts,
+    IdFacts,
+    KnobFacts,
     NativeFacts,
     Outcome,
     ProbeResult,
@@ -49,6 +54,12 @@ PIPE_REFUSAL = (
 CONTEXT_REFUSAL = (
     "This endpoint's maximum context length is 8192 tokens. However, you requested about "
     "41250 tokens (41050 of text input, 200 in the output)."
+)
+# OpenRouter's 404 for a tool_choice no endpoint of the model takes (zed-industries/zed#36094,
+# provider-facts N04); classify() reads it as kind tools, so the knob stays untested.
+TOOL_CHOICE_REFUSAL = (
+    "No endpoints found that support the provided 'tool_choice' value. To learn more about "
+    "provider routing, visit: https://openrouter.ai/docs/provider-routing"
 )
 TOOLS_REFUSAL = (
     "No endpoints found that support tool use. To learn more about provider routing, visit: "
@@ -242,8 +253,125 @@ def cells() -> tuple[Cell, ...]:
 # fmt: on
 
 
+SNIPPET = {
+    "code": 'def greet(name):\n    print("Hello, " + name)\n    return "C:\\temp\\new"\n',
+    "note": "Keep </tool_call> and <|im_end|> as they are.",
+    "label": "Crème brûlée 🍮",
+    "count": 9007199254740993,
+    "empty": "",
+}
+"""The knob matrix's fidelity prompt's arguments."""
+STRIPPED = {**SNIPPET, "code": SNIPPET["code"].replace("\n", "")}
+"""What a server that strips newlines gives back."""
+
+
+def _knob(cell_id: str, outcome: Outcome, detail: str, body: dict[str, Any], **kw: Any) -> Cell:
+    calls, case = kw.pop("calls", []), kw.pop("case")
+    fields: dict[str, Any] = {
+        "mode": CellMode.NATIVE,
+        "dialect": "gemini",
+        "request": _request({"model": MODEL, **body}),
+        "reply": _reply(kw.pop("text", ""), calls, "tool_calls" if calls else "stop"),
+        "reading": CallReading(
+            tuple(ReadCall("native", c["name"], True, c["arguments"]) for c in calls)
+        ),
+        "latency_ms": 700.0,
+        "prompt_tokens": 150,
+        "completion_tokens": 20,
+    }
+    fields.update(kw)
+    return Cell(cell_id, Stage.KNOBS, case, outcome, detail, **fields)
+
+
+def _call(number: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"call_{number}", "name": name, "arguments": arguments}
+
+
+# fmt: off
+def knob_cells() -> tuple[Cell, ...]:
+    """The knobs stage of the fixed probe: one knob honoured, two ignored, one failing open,
+    one refused for a reason that says nothing of it, ids repeated across rounds, newlines
+    stripped from an exact argument."""
+    paris, tokyo = {"city": "Paris"}, {"city": "Tokyo"}
+    two = [_call(1, "get_weather", paris), _call(2, "get_weather", tokyo)]
+    refusal = _refusal("tools", 404, TOOL_CHOICE_REFUSAL)
+    breaking = (
+        "set_alarm: minutes: 'ten' is not of type 'integer'.",
+        "set_alarm: arguments: Additional properties are not allowed ('label' was unexpected).",
+    )
+    alarm = [_call(1, "set_alarm", {"minutes": "ten", "label": "tea"})]
+    rounds = (("call_1",), ("call_1",), ())
+    return (
+        _knob(
+            "knobs/tool_choice_none", Outcome.PASS,
+            "tool_choice: none: no call came back to a prompt that asks for one.",
+            {"tool_choice": "none"}, case="tool-choice-none", text="I can't check that now.",
+            facts=KnobFacts(Knob.TOOL_CHOICE_NONE, KnobState.HONOURED, 0),
+        ),
+        _knob(
+            "knobs/tool_choice_required", Outcome.NOT_HONOURED,
+            "tool_choice: required, but no call came back: it was ignored.",
+            {"tool_choice": "required"}, case="tool-choice-required", text="Hello there!",
+            facts=KnobFacts(Knob.TOOL_CHOICE_REQUIRED, KnobState.IGNORED, 0),
+        ),
+        _knob(
+            "knobs/tool_choice_named", Outcome.REFUSED,
+            "The endpoint takes no tools: no knob can be tried.",
+            {"tool_choice": {"type": "function", "function": {"name": "remember"}}},
+            case="tool-choice-named", reply=ReplyEvidence(404), refusal=refusal, reading=None,
+            prompt_tokens=None, completion_tokens=None,
+            facts=KnobFacts(Knob.TOOL_CHOICE_NAMED, KnobState.UNTESTED),
+        ),
+        _knob(
+            "knobs/parallel_false/baseline", Outcome.PASS,
+            "Without the flag: Called the expected tool with the expected arguments.",
+            {}, case="parallel", calls=two,
+        ),
+        _knob(
+            "knobs/parallel_false", Outcome.NOT_HONOURED,
+            "parallel_tool_calls: false, but 2 calls came back: it was ignored.",
+            {"parallel_tool_calls": False}, case="parallel", calls=two,
+            facts=KnobFacts(Knob.PARALLEL_FALSE, KnobState.IGNORED, 2, 2),
+        ),
+        _knob(
+            "knobs/strict", Outcome.NOT_HONOURED,
+            f"strict: true was taken, and a call breaks the schema: {breaking[0]}",
+            {"tools": [{"type": "function", "function": {"name": "set_alarm", "strict": True}}]},
+            case="strict-closed", calls=alarm,
+            facts=KnobFacts(Knob.STRICT, KnobState.FAILS_OPEN, 1, breaking=breaking),
+        ),
+        _knob(
+            "knobs/strict/open", Outcome.PASS,
+            "With strict: true, it took an open schema with an optional field.",
+            {"tools": [{"type": "function", "function": {"name": "add_tag", "strict": True}}]},
+            case="strict-open", text="ok",
+        ),
+        _knob(
+            "knobs/ids/1", Outcome.PASS, "Call ids by round: round 1: call_1.", {},
+            case="ids-rounds", calls=[_call(1, "get_weather", paris)],
+        ),
+        _knob(
+            "knobs/ids/2", Outcome.PASS, "Call ids by round: round 1: call_1; round 2: call_1.",
+            {}, case="ids-rounds", calls=[_call(1, "get_weather", {"city": "Tokyo"})],
+        ),
+        _knob(
+            "knobs/ids/3", Outcome.PASS,
+            "Call ids by round: round 1: call_1; round 2: call_1; round 3: no call.", {},
+            case="ids-rounds", text="Paris 18, Tokyo 18, Lima 18: sunny everywhere.",
+            facts=IdFacts(rounds, True),
+        ),
+        _knob(
+            "knobs/fidelity", Outcome.NOT_HONOURED,
+            "The arguments came back altered: code (newlines_stripped).", {},
+            case="fidelity", calls=[_call(1, "save_snippet", STRIPPED)],
+            facts=FidelityFacts(compare_arguments(SNIPPET, STRIPPED)),
+        ),
+    )
+# fmt: on
+
+
 def build_result(**changes: Any) -> ProbeResult:
-    everything = changes.get("cells", cells())
+    everything = changes.get("cells", cells() + knob_cells())
     catalogue = ModelInfo(
         f"GET {URL}/models",
         listed=True,
@@ -276,6 +404,7 @@ def build_result(**changes: Any) -> ProbeResult:
             "native": 5120.9,
             "words": 4876.2,
             "follow_up": 60210.5,
+            "knobs": 2150.0,
         },
     }
     values.update(changes)

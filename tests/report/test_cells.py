@@ -17,7 +17,7 @@ from conchcheck.report.cells import (
     status_of,
     words,
 )
-from conchcheck.report.compatibility.table import Status
+from conchcheck.report.markup import Status
 from conchcheck.results import Cell, Outcome, RequestEvidence, Stage
 from tests.report.conftest import cells
 

@@ -83,8 +83,23 @@ def hostile_result(texts: list[str]) -> ProbeResult:
 
 # -- Markdown -----------------------------------------------------------------------------------
 
-SECTIONS = ["Dialect", "Prompts", "Refusals", "Repairs seen", "Findings", "Follow-ups", "Cost"]
-SUBSECTIONS = {"Refused", "Limits", "Carriers", "Why the rest did not pass"}
+SECTIONS = [
+    "Knobs and losses",
+    "Dialect",
+    "Prompts",
+    "Refusals",
+    "Repairs seen",
+    "Findings",
+    "Follow-ups",
+    "Cost",
+]
+SUBSECTIONS = {
+    "What an app must know",
+    "Refused",
+    "Limits",
+    "Carriers",
+    "Why the rest did not pass",
+}
 
 
 def outside_fences(markdown: str) -> list[str]:

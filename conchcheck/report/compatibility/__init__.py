@@ -12,6 +12,7 @@ from pathlib import Path
 from conchcheck.errors import InputError
 from conchcheck.report.compatibility import badge, markdown, page
 from conchcheck.report.compatibility.diff import Diff, MarkChange, compare
+from conchcheck.report.compatibility.marks import Mark
 from conchcheck.report.compatibility.shards import (
     load_all,
     merge,
@@ -19,7 +20,8 @@ from conchcheck.report.compatibility.shards import (
     results_files,
     write_folder,
 )
-from conchcheck.report.compatibility.table import CompatTable, Mark, Row, Status, build_table
+from conchcheck.report.compatibility.table import CompatTable, Row, build_table
+from conchcheck.report.markup import Status
 
 __all__ = [
     "CompatTable",

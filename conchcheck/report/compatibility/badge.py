@@ -8,7 +8,8 @@ import re
 from html import escape
 
 from conchcheck.core.escaping import one_line
-from conchcheck.report.compatibility.table import Row, Status
+from conchcheck.report.compatibility.table import Row
+from conchcheck.report.markup import Status
 
 LABEL = "tool calling"
 COLOURS = {

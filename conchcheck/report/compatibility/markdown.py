@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from conchcheck.report.blocks import Block, Bullets, Code, Heading, Para, Table
 from conchcheck.report.compatibility.diff import Diff
-from conchcheck.report.compatibility.table import CASES, CompatTable, Mark, Status
+from conchcheck.report.compatibility.knobs import GROUP
+from conchcheck.report.compatibility.marks import Mark
+from conchcheck.report.compatibility.table import CASES, CompatTable
 from conchcheck.report.markdown import to_markdown
+from conchcheck.report.markup import Status
 
 LEGEND = " · ".join(f"{s.shape} {s.value}" for s in Status)
 
@@ -31,9 +34,14 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
             )
         ),
     ]
-    features = [c for c in table.columns if c.group != CASES]
+    features = [c for c in table.columns if c.group not in (CASES, GROUP)]
+    knobs = [c for c in table.columns if c.group == GROUP]
     cases = [c for c in table.columns if c.group == CASES]
-    for title, columns in (("Features", features), ("Dialect per schema case", cases)):
+    for title, columns in (
+        ("Features", features),
+        ("Knobs and losses", knobs),
+        ("Dialect per schema case", cases),
+    ):
         if not columns:
             continue
         rows = tuple(

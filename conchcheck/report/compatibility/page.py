@@ -14,8 +14,10 @@ from typing import Any
 
 from conchcheck.core.escaping import encodable, visible
 from conchcheck.report.compatibility.diff import Diff
+from conchcheck.report.compatibility.knobs import GROUP
 from conchcheck.report.compatibility.markdown import LEGEND
-from conchcheck.report.compatibility.table import CASES, Column, CompatTable, Evidence, Mark, Row
+from conchcheck.report.compatibility.marks import Evidence, Mark
+from conchcheck.report.compatibility.table import CASES, Column, CompatTable, Row
 from conchcheck.report.markup import MONO, SANS, STATUS
 
 CSS = (
@@ -32,8 +34,8 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 tbody th{background:#fff;position:sticky;left:0;font-weight:600}
 td button{font:inherit;border:0;background:none;cursor:pointer;padding:0;color:inherit}
-#matrix th,#matrix td{white-space:normal}
-#matrix tbody th{min-width:9rem;max-width:16rem;overflow-wrap:anywhere}
+#matrix th,#matrix td,#knobs th,#knobs td{white-space:normal}
+#matrix tbody th,#knobs tbody th{min-width:9rem;max-width:16rem;overflow-wrap:anywhere}
 td.wrap{min-width:12rem;max-width:20rem}h2{font-size:1.1rem;margin:1rem 0 .3rem}
 %(status)s
 dialog{max-width:70rem;width:90vw}dialog h3{margin:.6rem 0 .2rem}
@@ -97,7 +99,8 @@ apply();
 
 
 WRAP = {"schemas": " wrap"}
-"""Columns whose text wraps (a sentence, not a value), so the features fit 1400 px."""
+"""Columns whose text wraps (a sentence, not a value), so the features fit 1400 px (the
+knobs' table wraps wherever it must, as the features do)."""
 
 
 def render(table: CompatTable, generated: str, version: str, diff: Diff | None = None) -> str:
@@ -106,10 +109,13 @@ def render(table: CompatTable, generated: str, version: str, diff: Diff | None =
     marks: list[list[Any]] = []
     first, last = table.dates
     when = first if first == last else f"{first} to {last}"
-    features = tuple(c for c in table.columns if c.group != CASES)
+    features = tuple(c for c in table.columns if c.group not in (CASES, GROUP))
+    knobs = tuple(c for c in table.columns if c.group == GROUP)
     cases = tuple(c for c in table.columns if c.group == CASES)
     # Rendered before the evidence is written: each mark adds its entry.
     tables = _table("matrix", features, table, pool, marks)
+    if knobs:
+        tables += ["<h2>Knobs and losses</h2>", *_table("knobs", knobs, table, pool, marks)]
     if cases:
         tables += ["<h2>Dialect per schema case</h2>", *_table("cases", cases, table, pool, marks)]
     modes = sorted({r.marks["mode"].text.split(" ")[0] for r in table.rows if "mode" in r.marks})

@@ -7,16 +7,21 @@ Built from the probe results ``results.reader`` reads; pure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
-from typing import Any
 from urllib.parse import urlsplit
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS
-from conchcheck.report.blocks import trimmed
+from conchcheck.report.compatibility.knobs import (
+    GROUP,
+    LOSSES,
+    TITLES,
+    knob_marks,
+    streaming_mark,
+)
+from conchcheck.report.compatibility.marks import Mark, evidence_of
+from conchcheck.report.markup import Status
 from conchcheck.results import (
     PASSING,
     Cell,
@@ -27,10 +32,7 @@ from conchcheck.results import (
     Stage,
     Verdict,
 )
-from conchcheck.results.plain import to_plain
 
-EVIDENCE_LIMIT = 800
-"""Characters of one request, reply or reading shown in a cell's details; results.json has all."""
 GOOD_RATE = 0.8
 """A rate at or above this is a pass; above zero but below it, partial."""
 CHAIN = tuple(d.value for d in PERMISSIVENESS)
@@ -40,55 +42,6 @@ FORCED = "forced-choice"
 """The built-in matrix's prompts for parallel calls and a forced tool choice."""
 CASES = "schema cases"
 """The group of the per-case columns: a table of their own."""
-
-
-class Status(str, Enum):
-    """How a mark reads: each has a word and a shape, so colour is never the only sign."""
-
-    PASS = "pass"
-    PARTIAL = "partial"
-    FAIL = "fail"
-    NONE = "none"
-
-    @property
-    def shape(self) -> str:
-        """A geometric shape every common font has (DejaVu, Liberation): no emoji."""
-        return _SHAPES[self]
-
-    @property
-    def rank(self) -> int:
-        """Better is higher: for sorting and for the diff."""
-        return _RANKS[self]
-
-
-_SHAPES = {Status.PASS: "■", Status.PARTIAL: "▲", Status.FAIL: "×", Status.NONE: "○"}
-_RANKS = {Status.NONE: 0, Status.FAIL: 1, Status.PARTIAL: 2, Status.PASS: 3}
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """One cell a mark stands on, as text ready to show."""
-
-    cell: str
-    label: str
-    detail: str
-    request: str
-    reply: str
-    reading: str
-
-
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """One target's value for one feature."""
-
-    status: Status
-    text: str
-    """The short value: ``permissive``, ``8/11 73%``, ``2/2``."""
-    note: str = ""
-    """One sentence: why this status."""
-    sort: float = 0.0
-    """Higher is better: the table sorts on it and the diff compares it."""
-    evidence: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +111,11 @@ FEATURES = (
     Column("refusals", "refusals", "follow-ups"),
     Column("schemas", "schema cases", "verdict"),
 )
+KNOB_COLUMNS = (
+    *(Column(f"knob:{knob.value}", title, GROUP) for knob, title in TITLES.items()),
+    *(Column(key, title, GROUP) for key, title in LOSSES),
+)
+"""The knobs-and-losses table: a column each knob, then the losses (``compatibility.knobs``)."""
 
 
 def build_table(results: Sequence[ProbeResult]) -> CompatTable:
@@ -166,6 +124,9 @@ def build_table(results: Sequence[ProbeResult]) -> CompatTable:
     for result in results:
         cases.update((c.case, None) for c in result.cells if c.stage is Stage.DIALECT)
     columns = (*FEATURES, *(Column(f"case:{case}", case, CASES) for case in cases))
+    if any(r.verdict and r.verdict.knobs_and_losses for r in results):
+        # Results before knobs and losses have none of these marks: their table is left out.
+        columns += KNOB_COLUMNS
     rows = [_row(result, tuple(cases)) for result in results]
     # A server's APIs side by side.
     rows.sort(key=lambda r: (r.target, r.endpoint, r.api))
@@ -209,7 +170,11 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
         marks["leaked"] = _leaked(verdict.native.leaked, cells)
     prompts = [c for c in cells if c.stage in (Stage.NATIVE, Stage.WORDS)]
     follow = [c for c in cells if c.stage is Stage.FOLLOW_UP]
-    marks["streaming"] = _share([c for c in follow if c.mode is CellMode.STREAMING])
+    section = verdict.knobs_and_losses if verdict else None
+    streamed = [c for c in follow if c.mode is CellMode.STREAMING]
+    marks["streaming"] = _share(streamed) if section is None else streaming_mark(section, streamed)
+    if section is not None:
+        marks.update(knob_marks(section, cells))
     marks["parallel"] = _share([c for c in prompts if c.case == PARALLEL])
     marks["forced"] = _share([c for c in prompts if c.case == FORCED])
     trips = (CellMode.ROUND_TRIP_NATIVE, CellMode.ROUND_TRIP_WORDS)
@@ -236,7 +201,7 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
 
 def _dialect(verdict: DialectVerdict, cells: Sequence[Cell]) -> Mark:
     refused = [c for c in cells if c.stage is Stage.DIALECT and c.outcome is Outcome.REFUSED]
-    shown = _evidence(refused)
+    shown = evidence_of(refused)
     chosen = verdict.dialect
     if chosen:
         rank = -CHAIN.index(chosen) if chosen in CHAIN else -len(CHAIN)
@@ -275,7 +240,7 @@ def _rate(count: int, total: int, cells: Sequence[Cell], ok: Callable[[Cell], bo
     note = f"{count} of {total} cells with an answer." + (
         f" First miss: {missed[0].id} ({missed[0].label})." if missed else ""
     )
-    return Mark(status, f"{count}/{total} {rate:.0%}", note, rate, _evidence(missed or cells))
+    return Mark(status, f"{count}/{total} {rate:.0%}", note, rate, evidence_of(missed or cells))
 
 
 def _leaked(count: int, cells: Sequence[Cell]) -> Mark:
@@ -283,7 +248,7 @@ def _leaked(count: int, cells: Sequence[Cell]) -> Mark:
     if not count:
         return Mark(Status.PASS, "0", "No native call came back as text.", 0.0)
     note = f"{count} native cells' calls came back as text the server didn't parse."
-    return Mark(Status.FAIL, str(count), note, -float(count), _evidence(leaked))
+    return Mark(Status.FAIL, str(count), note, -float(count), evidence_of(leaked))
 
 
 def _share(cells: Sequence[Cell]) -> Mark:
@@ -295,7 +260,11 @@ def _share(cells: Sequence[Cell]) -> Mark:
     status = Status.PASS if not missed else Status.PARTIAL if passed else Status.FAIL
     note = ", ".join(f"{c.id}: {c.label}" for c in ran) + "."
     return Mark(
-        status, f"{len(passed)}/{len(ran)}", note, len(passed) / len(ran), _evidence(missed or ran)
+        status,
+        f"{len(passed)}/{len(ran)}",
+        note,
+        len(passed) / len(ran),
+        evidence_of(missed or ran),
     )
 
 
@@ -309,7 +278,7 @@ def _refusals(cells: Sequence[Cell]) -> Mark:
         kinds[kind] = kinds.get(kind, 0) + 1
     text = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
     note = f"{len(refused)} cells refused: {text}."
-    return Mark(Status.PARTIAL, text, note, -float(len(refused)), _evidence(refused))
+    return Mark(Status.PARTIAL, text, note, -float(len(refused)), evidence_of(refused))
 
 
 def _schemas(verdict: Verdict | None, cells: Sequence[Cell]) -> Mark:
@@ -341,7 +310,7 @@ def _schemas(verdict: Verdict | None, cells: Sequence[Cell]) -> Mark:
     rate = len(accepted) / len(tried) if tried else 0.0
     chosen = verdict is not None and verdict.dialect.dialect is not None
     note = f"In {dialect.value}, the dialect {'chosen' if chosen else 'that carried most'}."
-    return Mark(status, "; ".join(parts), note, rate, _evidence(refused, limit=3))
+    return Mark(status, "; ".join(parts), note, rate, evidence_of(refused, limit=3))
 
 
 def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
@@ -354,18 +323,18 @@ def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
     if invalid:
         if accepted:
             note = f"Invalid, yet accepted in {', '.join(accepted)}."
-            return Mark(Status.PARTIAL, "accepted (invalid)", note, 0.5, _evidence(cells))
+            return Mark(Status.PARTIAL, "accepted (invalid)", note, 0.5, evidence_of(cells))
         return Mark(
             Status.PASS,
             "refused (invalid)",
             "Invalid, and refused.",
             1.0,
-            _evidence(refused or cells),
+            evidence_of(refused or cells),
         )
     if not accepted:
         if not refused:
             return Mark(
-                Status.NONE, "failed", "Every request failed: no evidence.", 0.0, _evidence(cells)
+                Status.NONE, "failed", "Every request failed: no evidence.", 0.0, evidence_of(cells)
             )
         kinds = sorted({(c.refusal_kind or RefusalKind.OTHER).value for c in refused})
         note = f"Refused in every dialect tried ({', '.join(kinds)})."
@@ -373,39 +342,13 @@ def _case(cells: Sequence[Cell], chosen: str | None) -> Mark:
             # A window too small for 128 tools is the endpoint's limit, not its dialect's.
             note = f"Refused for a limit, not for its schema ({', '.join(kinds)})."
             text = f"limit: {', '.join(kinds)}"
-            return Mark(Status.PARTIAL, text, note, 0.05, _evidence(refused))
-        return Mark(Status.FAIL, "refused", note, 0.0, _evidence(refused))
+            return Mark(Status.PARTIAL, text, note, 0.05, evidence_of(refused))
+        return Mark(Status.FAIL, "refused", note, 0.0, evidence_of(refused))
     best = accepted[0]
     rank = (len(CHAIN) - CHAIN.index(best)) / len(CHAIN) if best in CHAIN else 0.1
     note = f"Accepted in {', '.join(accepted)}."
     if chosen is not None and chosen not in accepted:
         note += f" Not in the chosen dialect, {chosen}."
-        return Mark(Status.PARTIAL, best, note, rank, _evidence(refused or cells))
+        return Mark(Status.PARTIAL, best, note, rank, evidence_of(refused or cells))
     shown = [c for c in cells if c.outcome is Outcome.ACCEPTED][:1]
-    return Mark(Status.PASS, best, note, rank, _evidence(shown))
-
-
-def _evidence(cells: Sequence[Cell], limit: int = 1) -> tuple[Evidence, ...]:
-    return tuple(evidence(cell) for cell in cells[:limit])
-
-
-def evidence(cell: Cell) -> Evidence:
-    """A cell's request, reply and reading as trimmed text."""
-    request = ""
-    if cell.request is not None:
-        body = cell.request.body
-        shown = body if isinstance(body, str) else _json(body)
-        request = trimmed(f"{cell.request.method} {cell.request.url}\n{shown}", EVIDENCE_LIMIT)
-    reply = ""
-    if cell.reply is not None:
-        status = "no status" if cell.reply.status is None else f"HTTP {cell.reply.status}"
-        said = cell.reply.text if cell.reply.text else cell.reply.body
-        if cell.refusal is not None:
-            said = cell.refusal.message
-        reply = trimmed(f"{status}\n{said}", EVIDENCE_LIMIT)
-    reading = trimmed(_json(cell.reading), EVIDENCE_LIMIT) if cell.reading is not None else ""
-    return Evidence(cell.id, cell.label, cell.detail, request, reply, reading)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(to_plain(value), ensure_ascii=False, sort_keys=True, default=str)
+    return Mark(Status.PASS, best, note, rank, evidence_of(shown))

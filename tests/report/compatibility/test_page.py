@@ -19,10 +19,12 @@ ROWS = (
 
 
 CASE_ROWS = ROWS.replace("#matrix", "#cases")
+KNOB_ROWS = ROWS.replace("#matrix", "#knobs")
 FITS = (
     "[document.getElementById('matrix').parentElement.scrollWidth,"
     " document.getElementById('matrix').parentElement.clientWidth, window.innerWidth]"
 )
+KNOBS_FIT = FITS.replace("'matrix'", "'knobs'")
 
 
 def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
@@ -46,6 +48,13 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
         )
         scroll, client, window = page.evaluate(FITS)
         assert window == 1400 and scroll <= client, (scroll, client)
+        # Knobs and losses are a table of their own too, and fit as well.
+        assert page.evaluate(KNOB_ROWS) == page.evaluate(ROWS)
+        scroll, client, window = page.evaluate(KNOBS_FIT)
+        assert window == 1400 and scroll <= client, (scroll, client)
+        assert "tool_choice none" not in page.evaluate(
+            "document.querySelector('#matrix thead').innerText"
+        )
         # Sort by "native" (rank, then rate), ascending then descending.
         native = (
             "Array.from(document.querySelectorAll('#matrix thead th')).find("
@@ -61,7 +70,16 @@ def test_page_in_chromium(probed: dict[str, Path], tmp_path: Path) -> None:
                       "f.dispatchEvent(new Event('input'))}")  # fmt: skip
         assert page.evaluate(ROWS) == ["gemini-openai:gemini-x"]
         assert page.evaluate(CASE_ROWS) == ["gemini-openai:gemini-x"]
+        assert page.evaluate(KNOB_ROWS) == ["gemini-openai:gemini-x"]
         assert page.evaluate("document.getElementById('shown').textContent") == "1 of 4 targets"
+        # A knob's mark opens the knob cell it stands on: the request with the knob set.
+        page.evaluate("document.querySelector('#knobs tbody tr:not([hidden]) td:nth-of-type(2) "
+                      "button').click()")  # fmt: skip
+        knob = page.evaluate("document.getElementById('details-body').innerText")
+        assert knob.startswith("gemini-openai:gemini-x (openai) — tool_choice none\n"), knob
+        assert "knobs/tool_choice_none — honoured\n" in knob, knob
+        assert '"tool_choice": "none"' in knob, knob
+        page.evaluate("document.getElementById('close').click()")
         page.evaluate("{const f = document.getElementById('filter'); f.value = '';"
                       "f.dispatchEvent(new Event('input')); const m = document.getElementById('mode');"
                       "m.value = 'words'; m.dispatchEvent(new Event('change'))}")  # fmt: skip
