@@ -76,6 +76,10 @@ class Entry:
         """(provider, model, endpoint, api): what makes an entry one of a kind in the file."""
         return (self.provider, self.model, self.endpoint, self.api)
 
+    def as_data(self) -> dict[str, Any]:
+        """The entry as its file writes it (``entry_to_data``): what ``--json`` prints."""
+        return entry_to_data(self)
+
     def fresh(self, now: datetime) -> bool:
         """True while ``now`` (timezone-aware) is before ``expires_at``."""
         return now < parse_timestamp(self.expires_at)

@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
-
-from jsonschema import Draft202012Validator
 
 from conchcheck.core.fidelity import compare_arguments
 from conchcheck.core.jsontypes import JsonValue
 from conchcheck.core.knobs import Knob, KnobState
-from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.matrix import Matrix, Prompt, knob_matrix
 from conchcheck.probe.budget import URGENCY, StopProbe, Urgency
 from conchcheck.probe.context import Context
 from conchcheck.probe.judging import judge_native, judge_words
+from conchcheck.probe.knobrules import (
+    breaking_calls,
+    broken_ids,
+    choice_state,
+    lost,
+    parallel_state,
+    spelling,
+    strict_state,
+    unanswered,
+)
 from conchcheck.probe.prompts import in_dialect, listed, messages, request
 from conchcheck.results import (
     Cell,
@@ -35,15 +41,11 @@ from conchcheck.results import (
     Outcome,
     Stage,
 )
-from conchcheck.wire.chat import ChatRequest, Message, Role, ToolCall
-from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied, Unparsed
-from conchcheck.wire.providers import ApiFamily
+from conchcheck.wire.chat import ChatRequest, Message, Role
+from conchcheck.wire.exchange import Exchange, Replied, Unparsed
 
 __all__ = ["KNOB_CELLS", "run_knobs"]
 
-EVIDENCE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
-"""Refusals that speak of the request (a parameter or a schema it can't take). Auth, rate
-limits, quota, the context and a model that takes no tools say nothing of a knob."""
 ROUNDS = 3
 """Rounds of the call-id conversation."""
 KNOB_CELLS = 13
@@ -77,30 +79,6 @@ async def run_knobs(ctx: Context) -> None:
     )
 
 
-def spelling(knob: Knob, api: ApiFamily, name: str = "") -> str:
-    """The knob as the API family writes it: ``tool_choice: none``, ``tool_choice: function
-    remember``, ``disable_parallel_tool_use: true``."""
-    if knob is Knob.PARALLEL_FALSE:
-        if api is ApiFamily.ANTHROPIC:
-            return "disable_parallel_tool_use: true"
-        return "parallel_tool_calls: false"
-    if knob is Knob.STRICT:
-        return "strict: true"
-    if api is ApiFamily.GEMINI:
-        modes = {Knob.TOOL_CHOICE_NONE: "NONE", Knob.TOOL_CHOICE_REQUIRED: "ANY"}
-        if knob in modes:
-            return f"functionCallingConfig mode {modes[knob]}"
-        return f"functionCallingConfig mode ANY, allowedFunctionNames [{name}]"
-    anthropic = api is ApiFamily.ANTHROPIC
-    match knob:
-        case Knob.TOOL_CHOICE_NONE:
-            return "tool_choice: none"
-        case Knob.TOOL_CHOICE_REQUIRED:
-            return f"tool_choice: {'any' if anthropic else 'required'}"
-        case _:
-            return f"tool_choice: {'tool' if anthropic else 'function'} {name}"
-
-
 async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> None:
     cell_id = f"knobs/{knob.value}"
     if ctx.reuse(cell_id) is not None or _not_offered(ctx, knob, cell_id, prompt):
@@ -108,35 +86,13 @@ async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> N
     exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
     cell = _judged(ctx, matrix, cell_id, prompt, exchange)
     asked = spelling(knob, ctx.target.provider.api, prompt.tool_choice.name or "")
-    state, why = _unanswered(exchange)
+    state, why = unanswered(exchange)
     calls = _called(exchange)
+    if state is None and knob is not Knob.TOOL_CHOICE_NONE:
+        state, why = lost(cell)
     if state is None:
-        state, why = _choice_state(knob, prompt, asked, calls)
+        state, why = choice_state(knob, prompt, asked, calls)
     ctx.record(_knob_cell(cell, KnobFacts(knob, state, len(calls)), why))
-
-
-def _choice_state(
-    knob: Knob, prompt: Prompt, asked: str, calls: Sequence[str]
-) -> tuple[KnobState, str]:
-    named = ", ".join(dict.fromkeys(calls))
-    match knob:
-        case Knob.TOOL_CHOICE_NONE if calls:
-            return KnobState.IGNORED, f"{asked}, but the reply called {named}: it was ignored."
-        case Knob.TOOL_CHOICE_NONE:
-            return KnobState.HONOURED, f"{asked}: no call came back to a prompt that asks for one."
-        case Knob.TOOL_CHOICE_REQUIRED if calls:
-            return KnobState.HONOURED, f"{asked}: the reply called {named}, unasked."
-        case Knob.TOOL_CHOICE_REQUIRED:
-            return KnobState.IGNORED, f"{asked}, but no call came back: it was ignored."
-        case _:
-            forced = prompt.tool_choice.name or ""
-            if calls and set(calls) == {forced}:
-                return (
-                    KnobState.HONOURED,
-                    f"{asked}: the reply called {forced}, though the prompt points elsewhere.",
-                )
-            got = f"the reply called {named}" if calls else "no call came back"
-            return KnobState.IGNORED, f"{asked}, but {got}: it was ignored."
 
 
 async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
@@ -155,22 +111,12 @@ async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
     asked = spelling(knob, ctx.target.provider.api)
     calls = len(_called(flag_x))
     baseline = len(_called(base_x)) if isinstance(base_x.outcome, Replied) else None
-    state, why = _unanswered(flag_x)
+    state, why = unanswered(flag_x)
     if state is None:
-        state, why = _parallel_state(asked, calls, baseline)
+        state, why = lost(flagged)
+    if state is None:
+        state, why = parallel_state(asked, calls, baseline)
     ctx.record(_knob_cell(flagged, KnobFacts(knob, state, calls, baseline), why))
-
-
-def _parallel_state(asked: str, calls: int, baseline: int | None) -> tuple[KnobState, str]:
-    if calls > 1:
-        return KnobState.IGNORED, f"{asked}, but {calls} calls came back: it was ignored."
-    if baseline is not None and baseline > 1:
-        return KnobState.HONOURED, f"{asked}: {calls} call came back, {baseline} without it."
-    without = "no usable reply" if baseline is None else f"{baseline} call"
-    return (
-        KnobState.UNTESTED,
-        f"{asked}: {calls} call, but {without} without it: nothing to hold back.",
-    )
 
 
 async def _strict(ctx: Context, matrix: Matrix, closed: Prompt, open_: Prompt) -> None:
@@ -192,42 +138,14 @@ async def _strict(ctx: Context, matrix: Matrix, closed: Prompt, open_: Prompt) -
     cell = _judged(ctx, matrix, cell_id, closed, closed_x)
     schema = dict(matrix.tools[closed.tools[0]].parameters)
     reply = closed_x.outcome.reply if isinstance(closed_x.outcome, Replied) else None
-    breaking = _breaking(reply.tool_calls if reply else (), schema)
+    broken = breaking_calls(reply.tool_calls if reply else (), schema)
     calls = len(reply.tool_calls) if reply else None
-    state, why = _unanswered(closed_x)
+    state, why = unanswered(closed_x)
     if state is None:
-        state, why = _strict_state(breaking, calls, open_x)
-    ctx.record(_knob_cell(cell, KnobFacts(knob, state, calls, breaking=breaking), why))
-
-
-def _strict_state(
-    breaking: tuple[str, ...], calls: int | None, open_x: Exchange
-) -> tuple[KnobState, str]:
-    if breaking:
-        return (
-            KnobState.FAILS_OPEN,
-            f"strict: true was taken, and a call breaks the schema: {breaking[0]}",
-        )
-    if not calls:
-        return KnobState.UNTESTED, "strict: true was taken, but no call came back to check."
-    match open_x.outcome:
-        case Refused(refusal) if refusal.kind in EVIDENCE:
-            return (
-                KnobState.HONOURED,
-                "strict: true: the calls conform, and a schema strict mode can't enforce was "
-                "refused.",
-            )
-        case Replied() | Unparsed():
-            return (
-                KnobState.IGNORED,
-                "strict: true: the calls conform, but a schema strict mode can't enforce (open, "
-                "with an optional field) was taken too: the flag isn't read.",
-            )
-        case _:
-            return (
-                KnobState.UNTESTED,
-                "strict: true: the calls conform; the open schema got no usable answer.",
-            )
+        state, why = lost(cell)
+    if state is None:
+        state, why = strict_state(broken, calls, open_x)
+    ctx.record(_knob_cell(cell, KnobFacts(knob, state, calls, breaking=broken), why))
 
 
 async def _ids(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
@@ -248,7 +166,7 @@ async def _ids(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
         if number > 1:
             # Round two onwards carries the server's own ids back: taken or refused is the
             # round-trip fact; a failure says nothing.
-            state, _ = _unanswered(exchange)
+            state, _ = unanswered(exchange)
             round_trip = state is None if state is not KnobState.UNTESTED else round_trip
         if not isinstance(exchange.outcome, Replied):
             ctx.record(_ids_cell(cell, rounds, round_trip, last=True))
@@ -275,8 +193,11 @@ def _ids_cell(
     )
     outcome: Outcome = Outcome.PASS
     detail = f"Call ids by round: {said}."
-    if cell.outcome in (Outcome.ERROR, Outcome.REFUSED):
+    broken = broken_ids(rounds, round_trip) if last else []
+    if cell.outcome in _KEPT:
         detail, outcome = f"{cell.detail} (ids so far: {said or 'none'})", cell.outcome
+    elif broken:
+        detail, outcome = f"{detail} {' '.join(broken)}", Outcome.NOT_HONOURED
     facts = IdFacts(tuple(rounds), round_trip) if last else None
     return dataclasses.replace(cell, outcome=outcome, detail=detail, facts=facts)
 
@@ -358,28 +279,15 @@ def _called(exchange: Exchange) -> list[str]:
     return [c.name for c in exchange.outcome.reply.tool_calls]
 
 
-def _unanswered(exchange: Exchange) -> tuple[KnobState | None, str]:
-    """The state when no reply came (None when one did), and why."""
-    match exchange.outcome:
-        case Replied():
-            return None, ""
-        case Refused(refusal) if refusal.kind in EVIDENCE:
-            return KnobState.REFUSED, f"Refused: {refusal.message}"
-        case Refused(refusal) if refusal.kind is RefusalKind.TOOLS:
-            return KnobState.UNTESTED, "The endpoint takes no tools: no knob can be tried."
-        case Refused(refusal):
-            return KnobState.UNTESTED, f"Refused ({refusal.kind.value}): nothing learnt."
-        case Unparsed(failure):
-            return KnobState.UNTESTED, f"The server couldn't parse the output: {failure.cause}"
-        case Failed(error):
-            return KnobState.UNTESTED, f"No usable reply: {error.detail}"
+_KEPT = (Outcome.ERROR, Outcome.REFUSED, Outcome.SWALLOWED)
+"""Outcomes a knob cell keeps when the knob is untested: what happened to the request."""
 
 
 def _knob_cell(cell: Cell, facts: KnobFacts, why: str) -> Cell:
     outcome = _OUTCOMES.get(facts.state)
     if outcome is None:
         # Untested: a failed or refused request stays so; a reply that proves nothing is skipped.
-        failed = cell.outcome in (Outcome.ERROR, Outcome.REFUSED)
+        failed = cell.outcome in _KEPT
         outcome = cell.outcome if failed else Outcome.SKIPPED
     return dataclasses.replace(cell, outcome=outcome, detail=why, facts=facts)
 
@@ -403,19 +311,3 @@ def _reused(ctx: Context, prefix: str) -> bool:
     for cell_id in done:
         ctx.reuse(cell_id)
     return True
-
-
-def _breaking(calls: Sequence[ToolCall], schema: dict[str, object]) -> tuple[str, ...]:
-    """Why each call breaks ``schema``, read as JSON exactly as sent (nothing mended)."""
-    validator = Draft202012Validator(schema)
-    out: list[str] = []
-    for call in calls:
-        try:
-            value = json.loads(call.arguments)
-        except (ValueError, RecursionError):
-            out.append(f"{call.name}: the arguments are not JSON: {call.arguments[:80]!r}.")
-            continue
-        for error in sorted(validator.iter_errors(value), key=lambda e: list(e.path)):
-            where = "/".join(str(p) for p in error.path) or "arguments"
-            out.append(f"{call.name}: {where}: {error.message}.")
-    return tuple(out)

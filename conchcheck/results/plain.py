@@ -19,7 +19,12 @@ T = TypeVar("T")
 
 
 def to_plain(value: Any) -> Any:
-    """Dataclasses become dicts of their fields, enums their values, tuples lists, paths text."""
+    """Dataclasses become dicts of their fields (or their own ``as_data()``, the shape of their
+    file), enums their values, tuples lists, paths text."""
+    as_data = getattr(value, "as_data", None)
+    if callable(as_data):
+        # A capability entry is shown as its file writes it (the knobs section flat).
+        return to_plain(as_data())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Enum):
