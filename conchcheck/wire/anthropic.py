@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.refusals import Refusal, classify
-from conchcheck.core.tools import Tool, ToolChoice
+from conchcheck.core.tools import ToolChoice
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -24,12 +24,12 @@ from conchcheck.wire.adapter import (
     parse_json,
     trim,
 )
+from conchcheck.wire.anthropic_turns import tool_of, turns_of
 from conchcheck.wire.chat import (
     ChatRequest,
     ChoiceMode,
     Finding,
     Finish,
-    Message,
     Reply,
     Role,
     ToolCall,
@@ -83,9 +83,9 @@ class AnthropicAdapter(ChatAdapter):
         system = "\n\n".join(m.content for m in request.messages if m.role is Role.SYSTEM)
         if system:
             body["system"] = system
-        body["messages"] = _messages(request.messages)
+        body["messages"] = turns_of(request.messages)
         if request.tools:
-            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
+            body["tools"] = [tool_of(tool, request.strict) for tool in request.tools]
         if request.tool_choice is not None or request.parallel is False:
             choice = request.tool_choice or ToolChoice(ChoiceMode.AUTO)
             tool_choice: JsonObject = {"type": _CHOICE[choice.mode]}
@@ -157,72 +157,6 @@ class AnthropicAdapter(ChatAdapter):
     def reducer(self) -> StreamReducer:
         """Merges the stream's events: content blocks by their ``index``, until message_stop."""
         return _Events()
-
-
-def _tool(tool: Tool, strict: bool) -> JsonObject:
-    # input_schema is required and must be an object schema (provider-facts S21:
-    # "input_schema.type: Field required"), so a tool without arguments gets the empty object.
-    # A schema that is set goes as it is: what the API refuses is what the probe measures.
-    out: JsonObject = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out["input_schema"] = (
-        dict(tool.parameters) if tool.parameters else {"type": "object", "properties": {}}
-    )
-    if strict:
-        # Strict tool use: `strict: true` on the tool definition (Anthropic's structured
-        # outputs docs); sent only when asked, as the field is new.
-        out["strict"] = True
-    return out
-
-
-def _messages(messages: tuple[Message, ...]) -> list[JsonValue]:
-    out: list[JsonValue] = []
-    results: list[JsonValue] | None = None  # the blocks of the last turn, when it holds results
-    for message in messages:
-        if message.role is Role.SYSTEM:
-            continue
-        if message.role is Role.TOOL:
-            # Every tool_result must sit in the user turn right after its tool_use turn
-            # (provider-facts 4.2: "tool_use ids were found without tool_result blocks
-            # immediately after"), so the results of parallel calls share one turn.
-            if results is None:
-                results = []
-                out.append({"role": "user", "content": results})
-            block: JsonObject = {
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
-                "content": message.content,
-            }
-            results.append(block)
-            continue
-        results = None
-        if message.role is Role.ASSISTANT and message.tool_calls:
-            # The API refuses an empty text block, so a turn of calls alone has none.
-            content: list[JsonValue] = []
-            if message.content:
-                content.append({"type": "text", "text": message.content})
-            content.extend(_tool_use(call) for call in message.tool_calls)
-            out.append({"role": "assistant", "content": content})
-            continue
-        out.append({"role": message.role.value, "content": message.content})
-    return out
-
-
-def _tool_use(call: ToolCall) -> JsonObject:
-    # `input` is a JSON object on this API (provider-facts 4.2): the argument text is read
-    # back, and text that is not an object replays as {} so the conversation still has the
-    # call its tool result answers.
-    try:
-        arguments: JsonValue = json.loads(call.arguments)
-    except (ValueError, RecursionError):
-        arguments = {}
-    return {
-        "type": "tool_use",
-        "id": call.id,
-        "name": call.name,
-        "input": arguments if isinstance(arguments, dict) else {},
-    }
 
 
 def _name(name: JsonValue, where: str, findings: list[Finding]) -> str | None:

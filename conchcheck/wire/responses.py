@@ -14,7 +14,6 @@ from typing import ClassVar
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.core.refusals import Refusal, classify
-from conchcheck.core.tools import Tool
 from conchcheck.wire.adapter import (
     ChatAdapter,
     EventReducer,
@@ -36,13 +35,12 @@ from conchcheck.wire.chat import (
     ChoiceMode,
     Finding,
     Finish,
-    Message,
     Reply,
-    Role,
     ToolCall,
     Usage,
 )
 from conchcheck.wire.providers import ApiFamily
+from conchcheck.wire.responses_input import input_of, tool_of
 
 _INCOMPLETE = {"max_output_tokens": Finish.LENGTH, "content_filter": Finish.CONTENT_FILTER}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
@@ -61,9 +59,9 @@ class ResponsesAdapter(ChatAdapter):
 
     def build(self, base_url: str, request: ChatRequest, key: str | None) -> WireRequest:
         """A POST to ``{base_url}/responses``; the key as a bearer token."""
-        body: JsonObject = {"model": request.model, "input": _input(request.messages)}
+        body: JsonObject = {"model": request.model, "input": input_of(request.messages)}
         if request.tools:
-            body["tools"] = [_tool(tool, request.strict) for tool in request.tools]
+            body["tools"] = [tool_of(tool, request.strict) for tool in request.tools]
         if request.tool_choice is not None:
             choice = request.tool_choice
             body["tool_choice"] = (
@@ -106,42 +104,6 @@ class ResponsesAdapter(ChatAdapter):
     def reducer(self) -> StreamReducer:
         """Merges typed events; calls by their ``output_index``."""
         return _Events()
-
-
-def _tool(tool: Tool, strict: bool) -> JsonObject:
-    function: JsonObject = {"type": "function", "name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    if tool.parameters:
-        function["parameters"] = dict(tool.parameters)
-    function["strict"] = strict
-    return function
-
-
-def _input(messages: tuple[Message, ...]) -> list[JsonValue]:
-    items: list[JsonValue] = []
-    for message in messages:
-        if message.role is Role.TOOL:
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": message.tool_call_id,
-                    "output": message.content,
-                }
-            )
-            continue
-        if message.content or not message.tool_calls:
-            items.append({"role": message.role.value, "content": message.content})
-        items.extend(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-            }
-            for call in message.tool_calls
-        )
-    return items
 
 
 def _call(item: JsonObject, where: str, findings: list[Finding]) -> ToolCall | None:
