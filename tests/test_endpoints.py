@@ -25,9 +25,9 @@ runner = CliRunner()
 FEATURES = """\
 | target | api | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals | schema cases |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| llamacpp:local | anthropic | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
-| llamacpp:local | openai | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
-| llamacpp:local | responses | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
+| llamacpp:local | anthropic | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 agree | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
+| llamacpp:local | openai | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 agree | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
+| llamacpp:local | responses | ■ permissive | ■ native | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 1/1 100% | ■ 0 | ■ 1/1 agree | ○ — | ○ — | ○ — | ■ none | ■ 1/1 in permissive |
 """
 
 
@@ -181,8 +181,8 @@ def test_report_has_a_row_for_each_api(three_apis: ThreeApis, tmp_path: Path) ->
         "llamacpp-local-anthropic.svg", "llamacpp-local-openai.svg", "llamacpp-local-responses.svg",
     ]  # fmt: skip
     page = (tmp_path / "compatibility.html").read_text()
-    # One row in the features table, one in the schema cases' table.
-    assert page.count(f'<td title="{three_apis.url}">responses</td>') == 2
+    # One row in the features table, one in the knobs table, one in the schema cases' table.
+    assert page.count(f'<td title="{three_apis.url}">responses</td>') == 3
 
 
 def test_merge_keeps_each_api(three_apis: ThreeApis, tmp_path: Path) -> None:

@@ -330,10 +330,11 @@ def test_responses_api_probe(
     posts = [r for r in server.received if r.method == "POST"]
     assert {r.path for r in posts} == {"/v1/responses"}
     # Every tool the probe sent carried strict explicitly: false where the dialect is measured,
-    # true only in the strict-mode trial, which sends every tool of a request the same way.
+    # true only in the strict-mode trial, which sends every tool of a request the same way,
+    # and in the strict knob's two requests (a closed schema and an open one).
     flags = [{t["strict"] for t in r.json().get("tools") or []} for r in posts]
     assert all(len(f) <= 1 for f in flags)
-    assert sum(f == {True} for f in flags) == 24  # 23 refusals, each naming one, + 1 accepted
+    assert sum(f == {True} for f in flags) == 24 + 2  # 23 refusals, each naming one, + 1 accepted
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     strict = {c["case"]: c["outcome"] for c in results["cells"] if c["dialect"] == "strict_mode"}
     took = {"additional-properties-false", "array-root", "no-parameters"}

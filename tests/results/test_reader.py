@@ -112,11 +112,12 @@ def test_read_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     with pytest.raises(InputError) as caught:
         read_results(path)
     line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 927
+    assert line == 928
     assert str(caught.value) == (
-        f"{path}:927: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
+        f"{path}:928: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'leaked', 'swallowed', "
-        "'unwanted_call', 'cut_off', 'unparsed_by_server', 'refused', 'error', 'skipped']."
+        "'unwanted_call', 'cut_off', 'unparsed_by_server', 'not_honoured', 'refused', 'error', "
+        "'skipped']."
     )
 
 

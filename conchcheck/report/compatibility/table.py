@@ -179,7 +179,9 @@ def _row(result: ProbeResult, cases: tuple[str, ...]) -> Row:
     marks["forced"] = _share([c for c in prompts if c.case == FORCED])
     trips = (CellMode.ROUND_TRIP_NATIVE, CellMode.ROUND_TRIP_WORDS)
     marks["round_trip"] = _share([c for c in follow if c.mode in trips])
-    marks["refusals"] = _refusals([c for c in cells if c.stage is not Stage.DIALECT])
+    # A knob's refusal is in the knobs table: strict mode refusing an open schema is honoured.
+    asked = [c for c in cells if c.stage not in (Stage.DIALECT, Stage.KNOBS)]
+    marks["refusals"] = _refusals(asked)
     chosen = verdict.dialect.dialect if verdict else None
     marks["schemas"] = _schemas(verdict, [c for c in cells if c.stage is Stage.DIALECT])
     for case in cases:

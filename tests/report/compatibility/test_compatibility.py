@@ -22,15 +22,15 @@ FEATURES = """\
 | target | api | dialect | mode | native | native clean | words | words clean | leaked calls | streaming | parallel | forced choice | round trip | refusals | schema cases |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 | gemini-openai:gemini-x | openai | ■ gemini | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 11/11 agree | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none | ■ 27/29 in gemini; refused: dangling-ref, unknown-type, as expected |
-| openrouter:m | openai | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 11/11 agree | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 20 | ○ — |
+| openrouter:m | openai | × none | ▲ words | × 0/11 0% | × 0/11 0% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 11/11 agree | ▲ 1/2 | ▲ 1/2 | × 0/1 | ▲ tools 11 | ○ — |
 | vllm:m | openai | ■ permissive | ■ native | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 11/11 100% | ■ 0 | ■ 11/11 agree | ■ 2/2 | ■ 2/2 | ▲ 1/2 | ■ none | ▲ 29/29 in permissive; invalid yet taken: dangling-ref, unknown-type |
 """
 KNOBS = """\
 | target | api | tool_choice none | tool_choice required | tool_choice named | parallel false | strict | call ids | finish reason | fidelity | reasoning |
 |---|---|---|---|---|---|---|---|---|---|---|
-| gemini-openai:gemini-x | openai | ■ honoured | × ignored | ■ honoured | × ignored | ○ not measured | ▲ ok, not measured: unique across rounds | ■ agrees | ○ not measured | ■ not seen, 0 swallowed |
-| openrouter:m | openai | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ■ agrees | ○ not measured | ■ not seen, 0 swallowed |
-| vllm:m | openai | ■ honoured | × ignored | ■ honoured | × ignored | ○ not measured | ▲ ok, not measured: unique across rounds | ■ agrees | ○ not measured | ■ not seen, 0 swallowed |
+| gemini-openai:gemini-x | openai | ■ honoured | ■ honoured | ■ honoured | ■ honoured | ▲ refused | ■ ok | ■ agrees | ■ exact | ■ not seen, 0 swallowed |
+| openrouter:m | openai | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ○ not measured | ■ agrees | ■ exact | ■ not seen, 0 swallowed |
+| vllm:m | openai | ■ honoured | ■ honoured | ■ honoured | ■ honoured | ■ honoured | ■ ok | ■ agrees | ■ exact | ■ not seen, 0 swallowed |
 """
 BADGE = """\
 <svg xmlns="http://www.w3.org/2000/svg" width="286" height="20" role="img" aria-label="vllm:m (openai): tool calling permissive · native · 100%">
@@ -114,7 +114,7 @@ def test_baseline_diff_names_what_got_worse_and_better(
     head = "\n\n| target | api | feature | before | after |\n|---|---|---|---|---|\n"
     # The swap is symmetric: what vllm:m lost, gemini-x gained, the invalid case the other way.
     assert worse.startswith(
-        "Worse: 43." + head + "| gemini-x | openai | dangling-ref | ■ refused (invalid) "
+        "Worse: 44." + head + "| gemini-x | openai | dangling-ref | ■ refused (invalid) "
         "| ▲ accepted (invalid) |\n"
     )
     assert (
@@ -125,7 +125,7 @@ def test_baseline_diff_names_what_got_worse_and_better(
     # A knob honoured before and not measured now is worse: not measured is never fine.
     assert "| vllm:m | openai | tool_choice none | ■ honoured | ○ not measured |\n" in worse
     assert better.startswith(
-        "43." + head + "| gemini-x | openai | dialect | × none | ■ permissive |\n"
+        "44." + head + "| gemini-x | openai | dialect | × none | ■ permissive |\n"
         "| gemini-x | openai | mode | ▲ words | ■ native |\n"
     )
     assert (
