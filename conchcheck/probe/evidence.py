@@ -16,6 +16,8 @@ from conchcheck.core.jsontypes import JsonValue
 from conchcheck.results import (
     CallReading,
     Cell,
+    FidelityFacts,
+    KnobFacts,
     ReadCall,
     ReplyEvidence,
     RequestEvidence,
@@ -124,6 +126,15 @@ def bound(cell: Cell) -> Cell:
     if isinstance(facts, StreamFacts) and facts.whole_reply is not None:
         # The whole reply a stream was compared with is evidence like the cell's own reply.
         facts = replace(facts, whole_reply=_reply(facts.whole_reply))
+    elif isinstance(facts, FidelityFacts):
+        # An altered argument keeps what was wanted and what came, as excerpts.
+        changed = tuple(
+            replace(c, expected=bounded(c.expected), got=bounded(c.got)) for c in facts.changed
+        )
+        facts = FidelityFacts(changed)
+    elif isinstance(facts, KnobFacts):
+        # Why a call broke the schema quotes the value it sent.
+        facts = replace(facts, breaking=tuple(excerpt(b) for b in facts.breaking))
     return replace(
         cell,
         detail=excerpt(cell.detail),
