@@ -279,7 +279,7 @@ def _called(exchange: Exchange) -> list[str]:
     return [c.name for c in exchange.outcome.reply.tool_calls]
 
 
-_KEPT = (Outcome.ERROR, Outcome.REFUSED, Outcome.SWALLOWED)
+_KEPT = (Outcome.ERROR, Outcome.REFUSED, Outcome.SWALLOWED, Outcome.UNPARSED_BY_SERVER)
 """Outcomes a knob cell keeps when the knob is untested: what happened to the request."""
 
 
