@@ -70,16 +70,31 @@ def test_native_on_every_api(runs: dict[str, dict[str, Any]], api: str) -> None:
         assert [c.name for c in cells[case].reply.calls] == [tool]  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("api", list(RUNS))
+# Every native prompt is streamed beside its whole request. On chat and Messages every pair
+# agrees (the three the server couldn't parse agree as unparsed both ways); the Responses
+# API's pairs are in tests/test_knob_recordings.py (its streams need their deltas repaired).
+AGREE = {
+    "chat": {
+        "boolean-argument": 1, "choose-among-ten": 1, "follow-up-code-word": 1,
+        "forced-choice": 1, "integer-argument": 1, "nested-object": None, "no-tool-needed": 0,
+        "parallel-calls": None, "remember-fact": 1, "three-arguments": None, "weather-enum": 1,
+    },
+    "anthropic": {"forced-choice": 1, "no-tool-needed": 0, "remember-fact": 1, "weather-enum": 1},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("api", list(AGREE))
 def test_streams_agree(runs: dict[str, dict[str, Any]], api: str) -> None:
     checks = [
         c for c in runs[api]["cells"] if c.stage is Stage.FOLLOW_UP and c.mode is CellMode.STREAMING
     ]
-    assert sorted(c.case for c in checks) == ["remember-fact", "weather-enum"]
-    for check in checks:
-        assert check.outcome is Outcome.PASS, (check.id, check.detail)
-        assert isinstance(check.facts, StreamFacts) and check.facts.native is not None
-        assert check.facts.native.native_calls == 1
+    assert all(c.outcome is Outcome.PASS for c in checks), [(c.id, c.detail) for c in checks]
+    calls = {
+        c.case: c.facts.native.native_calls if isinstance(c.facts, StreamFacts) and c.facts.native
+        else None
+        for c in checks
+    }  # fmt: skip
+    assert calls == AGREE[api]
 
 
 @pytest.mark.parametrize("api", list(RUNS))
