@@ -94,7 +94,10 @@ def test_streams_agree(runs: dict[str, dict[str, Any]], api: str) -> None:
     checks = [
         c for c in runs[api]["cells"] if c.stage is Stage.FOLLOW_UP and c.mode is CellMode.STREAMING
     ]
-    assert sorted(c.case for c in checks) == ["remember-fact", "weather-enum"]
+    # Every prompt of the focus matrix is streamed beside its whole request.
+    assert sorted(c.case for c in checks) == [
+        "forced-choice", "no-tool-needed", "remember-fact", "weather-enum",
+    ]  # fmt: skip
     assert all(c.outcome is Outcome.PASS for c in checks), [(c.id, c.detail) for c in checks]
 
 

@@ -135,7 +135,14 @@ def test_streaming_fails_once_a_function_is_chosen(probed: dict[str, Any]) -> No
         for c in probed["cells"]
         if c.stage is Stage.FOLLOW_UP and c.mode is CellMode.STREAMING
     }
-    assert sorted(checks) == ["remember-fact", "weather-enum"]
+    assert sorted(checks) == ["forced-choice", "no-tool-needed", "remember-fact", "weather-enum"]
+    # Streamed with a function forced, the handler writes no call where the whole reply
+    # called it (recorded 2026-12-04, llama-cpp-python.focus).
+    forced = checks["forced-choice"]
+    assert (forced.outcome, forced.detail) == (
+        Outcome.NO_CALL,
+        "Streamed: no_call; whole: pass. expected remember; got no call",
+    )
     weather = checks["weather-enum"]
     assert weather.outcome is Outcome.ERROR
     assert weather.detail == (

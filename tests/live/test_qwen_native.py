@@ -124,12 +124,22 @@ def test_most_native_calls_are_parsed_on_chat(runs: dict[str, dict[str, Any]]) -
 def test_streams_parse_the_same_calls(runs: dict[str, dict[str, Any]], api: str) -> None:
     # Streamed, llama-server sends the parsed call as tool_calls deltas (chat), function_call
     # items named by item_id (Responses; no output_index) and tool_use blocks (Messages): each
-    # streamed reply carries the same call as the whole one.
-    checks = streaming(runs[api])
+    # streamed reply carries the same call as the whole one. Every native prompt is streamed;
+    # these two are the ones the model calls rightly on every API.
+    checks = [c for c in streaming(runs[api]) if c.case in ("remember-fact", "weather-enum")]
     assert sorted(c.case for c in checks) == ["remember-fact", "weather-enum"]
     for check in checks:
-        assert check.outcome is Outcome.PASS, (check.id, check.detail)
-        assert check.detail == "Streamed and whole replies agree (pass)."
+        if api == "responses":
+            # The same call, but only once conchcheck gave the events the output_index the
+            # Responses API documents and llama-server leaves out: a disagreement for a client.
+            assert check.outcome is Outcome.WRONG_ARGUMENTS, (check.id, check.detail)
+            assert check.detail == (
+                "Streamed and whole replies agree only after the deltas were repaired "
+                "(event_without_output_index)."
+            )
+        else:
+            assert check.outcome is Outcome.PASS, (check.id, check.detail)
+            assert check.detail == "Streamed and whole replies agree (pass)."
         assert isinstance(check.facts, StreamFacts) and check.facts.native is not None
         assert check.facts.native.native_calls == 1
         assert check.reply is not None and [c.name for c in check.reply.calls] == [
