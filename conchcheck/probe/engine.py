@@ -167,13 +167,19 @@ class Probe:
             work = native_prompt(ctx, prompt, dialect, attempt)
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.NATIVE
             whole = asyncio.ensure_future(self.timed(Stage.NATIVE, urgency, work))
+
+            async def trip() -> None:
+                cell = await whole
+                if attempt == 1 and prompt.follow_up is not None:
+                    await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+
+            jobs: list[Awaitable[object]] = [trip()]
             if attempt == 1 and prompt.id in streamed:
-                # The streamed copy goes with the whole request and is compared with its cell.
+                # The streamed copy goes with the whole request, at its urgency, and is
+                # compared with its cell; the round trip waits for the whole reply only.
                 pair = streaming(ctx, prompt, dialect, whole)
-                await self.timed(Stage.FOLLOW_UP, Urgency.NATIVE, pair)
-            cell = await whole
-            if attempt == 1 and prompt.follow_up is not None:
-                await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+                jobs.append(self.timed(Stage.FOLLOW_UP, urgency, pair))
+            await ctx.together(jobs)
 
         await ctx.together(
             one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
