@@ -200,11 +200,22 @@ def _finish(cells: Sequence[Cell], api: ApiFamily | None) -> tuple[Agreement | N
         if api in TOOL_FINISH and not cut:
             checked += 1
             says_calls = reply.finish is Finish.TOOL_CALLS
+            if api is ApiFamily.OPENAI and _forced_function(
+                cell.request.body if cell.request else None
+            ):
+                # A forced named function ends with "stop" on OpenAI's Chat Completions, as
+                # documented (its function-calling guide; vLLM matches it: vllm#49496).
+                says_calls = says_calls or (bool(reply.calls) and reply.finish is Finish.STOP)
             if bool(reply.calls) != says_calls:
                 wrong.append(cell.id)
         elif cut:
             checked += 1
     return (None if not checked else (Agreement.WRONG if wrong else Agreement.AGREES)), wrong
+
+
+def _forced_function(body: JsonValue) -> bool:
+    """Whether a Chat Completions body forced one named function."""
+    return isinstance(body, dict) and isinstance(body.get("tool_choice"), dict)
 
 
 def _limit(body: JsonValue) -> int | None:

@@ -37,11 +37,13 @@ def native(
     spent: int | None = None,
     limit: int = 200,
     outcome: Outcome = Outcome.PASS,
+    forced: bool = False,
 ) -> Cell:
     reply = ReplyEvidence(200, text="", calls=calls, finish=finish, completion_tokens=spent)
-    request = RequestEvidence(
-        "POST", "http://127.0.0.1/v1/chat/completions", body={"max_tokens": limit}
-    )
+    body: dict[str, Any] = {"max_tokens": limit}
+    if forced:
+        body["tool_choice"] = {"type": "function", "function": {"name": "get_weather"}}
+    request = RequestEvidence("POST", "http://127.0.0.1/v1/chat/completions", body=body)
     return Cell(cell_id, Stage.NATIVE, cell_id, outcome, mode=CellMode.NATIVE, request=request, reply=reply)  # fmt: skip
 
 
@@ -86,6 +88,16 @@ def test_ids(cells: list[Cell], ids: Ids) -> None:
     [
         (ApiFamily.OPENAI, [native("a", call("c"))], Agreement.AGREES),
         (ApiFamily.OPENAI, [native("a", call("c"), finish=Finish.STOP)], Agreement.WRONG),
+        (
+            ApiFamily.OPENAI,
+            [native("a", call("c"), finish=Finish.STOP, forced=True)],
+            Agreement.AGREES,
+        ),
+        (
+            ApiFamily.ANTHROPIC,
+            [native("a", call("c"), finish=Finish.STOP, forced=True)],
+            Agreement.WRONG,
+        ),
         (ApiFamily.OPENAI, [native("a", finish=Finish.TOOL_CALLS)], Agreement.WRONG),
         (ApiFamily.GEMINI, [native("a", call("c"), finish=Finish.STOP)], None),
         (ApiFamily.GEMINI, [native("a", finish=Finish.STOP, spent=200)], Agreement.WRONG),
@@ -96,6 +108,8 @@ def test_ids(cells: list[Cell], ids: Ids) -> None:
     ids=[
         "calls-say-tool-calls",
         "calls-say-stop",
+        "a-forced-function-says-stop-as-openai-documents",
+        "anthropic-forced-tool-says-tool-use",
         "no-call-says-tool-calls",
         "gemini-says-stop-for-calls-as-documented",
         "cut-at-the-limit-but-says-stop",
