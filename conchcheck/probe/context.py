@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import inspect
 import json
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
@@ -209,7 +210,19 @@ class Context:
             except StopProbe:
                 return None, CHAIN.get()
 
-        done = await asyncio.gather(*(asyncio.ensure_future(one(job)) for job in jobs))
+        jobs = list(jobs)
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        try:
+            done = await asyncio.gather(*tasks)
+        except BaseException:
+            # The probe is stopping (a replay missing a request, a deadline, an interrupt):
+            # stop the others too, and close the jobs that never started, so none is left
+            # behind as a coroutine never awaited.
+            for task in tasks:
+                task.cancel()
+            for job in jobs:
+                _close_unstarted(job)
+            raise
         if done:
             CHAIN.set(max(CHAIN.get(), *(depth for _, depth in done)))
         return [value for value, _ in done]
@@ -220,3 +233,14 @@ def _would_retry(exchange: Exchange) -> bool:
     if refusal is not None:
         return refusal.retryable
     return error is not None and error.kind in (WireErrorKind.CONNECT, WireErrorKind.TIMEOUT)
+
+
+def _close_unstarted(job: object) -> None:
+    """Close a coroutine that never ran, and the coroutines it was handed to await (a stage's
+    work passed to ``Probe.timed``), so none is left behind never awaited."""
+    if not inspect.iscoroutine(job) or inspect.getcoroutinestate(job) != "CORO_CREATED":
+        return
+    frame = job.cr_frame
+    for argument in frame.f_locals.values() if frame is not None else ():
+        _close_unstarted(argument)
+    job.close()

@@ -179,7 +179,11 @@ class Probe:
                 # compared with its cell; the round trip waits for the whole reply only.
                 pair = streaming(ctx, prompt, dialect, whole)
                 jobs.append(self.timed(Stage.FOLLOW_UP, urgency, pair))
-            await ctx.together(jobs)
+            try:
+                await ctx.together(jobs)
+            except BaseException:
+                whole.cancel()  # the probe is stopping: the whole request goes with it
+                raise
 
         await ctx.together(
             one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
