@@ -79,12 +79,16 @@ def parallel_state(asked: str, calls: int, baseline: int | None) -> tuple[KnobSt
     if calls > 1:
         return KnobState.IGNORED, f"{asked}, but {calls} calls came back: it was ignored."
     if baseline is not None and baseline > 1:
-        return KnobState.HONOURED, f"{asked}: {calls} call came back, {baseline} without it."
-    without = "no usable reply" if baseline is None else f"{baseline} call"
+        return KnobState.HONOURED, f"{asked}: {_calls(calls)} came back, {baseline} without it."
+    without = "no usable reply" if baseline is None else _calls(baseline)
     return (
         KnobState.UNTESTED,
-        f"{asked}: {calls} call, but {without} without it: nothing to hold back.",
+        f"{asked}: {_calls(calls)}, but {without} without it: nothing to hold back.",
     )
+
+
+def _calls(count: int) -> str:
+    return f"{count} call{'s' * (count != 1)}"
 
 
 def strict_state(
