@@ -269,7 +269,8 @@ async def _both(
 
 
 def _judged(ctx: Context, matrix: Matrix, cell_id: str, prompt: Prompt, x: Exchange) -> Cell:
-    cell = judge_native(cell_id, prompt, x, _offered(matrix, prompt), ctx.target.dialect)
+    tools = _offered(matrix, prompt)
+    cell = judge_native(cell_id, prompt, x, tools, ctx.target.dialect, server=ctx.server)
     return dataclasses.replace(cell, stage=Stage.KNOBS, facts=None)
 
 
