@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from conchcheck.core.fidelity import changes
 from conchcheck.core.jsontypes import JsonValue
 from conchcheck.core.knobs import (
+    KNOB_REFUSALS,
     Agreement,
     Fidelity,
     Ids,
@@ -25,7 +26,6 @@ from conchcheck.core.knobs import (
     Reasoning,
     Streaming,
 )
-from conchcheck.core.refusals import RefusalKind
 from conchcheck.results.cells import Cell, CellMode, Outcome, Stage
 from conchcheck.results.evidence import ReplyEvidence
 from conchcheck.results.knobs import FidelityFacts, IdFacts, KnobFacts
@@ -39,7 +39,6 @@ TOOL_FINISH = frozenset({ApiFamily.OPENAI, ApiFamily.ANTHROPIC})
 has none (conchcheck derives it from the output), Gemini says ``STOP`` and Ollama ``stop``
 for a reply with calls, as documented: there only a cut reply is checked."""
 _REPLIES = (Stage.NATIVE, Stage.KNOBS, Stage.FOLLOW_UP)
-_EVIDENCE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
 _ID_SHAPE = re.compile(r"([A-Za-z]+[_\-.:])?([A-Za-z0-9]{6,})")
 
 _KNOB_WORDS = {
@@ -154,7 +153,7 @@ def _ids(cells: Sequence[Cell]) -> Ids:
         # The matrix's own round trips carry the server's ids back too.
         if cell.mode is CellMode.ROUND_TRIP_NATIVE and cell.outcome is not Outcome.ERROR:
             refused = cell.outcome is Outcome.REFUSED
-            if not refused or cell.refusal_kind in _EVIDENCE:
+            if not refused or cell.refusal_kind in KNOB_REFUSALS:
                 trips.append(not refused)
     trip = None if not trips else all(trips)
     first = next((call.id for call in calls if call.id), None)

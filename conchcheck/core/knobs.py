@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from conchcheck.core.fidelity import FidelityChange
 from conchcheck.core.names import Name
+from conchcheck.core.refusals import RefusalKind
 
 
 class Knob(Name):
@@ -27,6 +28,11 @@ class Knob(Name):
     STRICT = "strict"
     """Calls conform to the schema (``strict: true``), and schemas strict mode can't enforce
     are refused."""
+
+
+KNOB_REFUSALS = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
+"""Refusals that speak of the request (a parameter or a schema it can't take). Auth, rate
+limits, quota, the context and a model that takes no tools say nothing of a knob."""
 
 
 class KnobState(Name):

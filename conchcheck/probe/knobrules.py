@@ -12,17 +12,13 @@ from collections.abc import Sequence
 
 from jsonschema import Draft202012Validator
 
-from conchcheck.core.knobs import Knob, KnobState
+from conchcheck.core.knobs import KNOB_REFUSALS, Knob, KnobState
 from conchcheck.core.refusals import Refusal, RefusalKind
 from conchcheck.matrix import Prompt
 from conchcheck.results import Cell, Outcome
 from conchcheck.wire.chat import ToolCall
 from conchcheck.wire.exchange import Exchange, Failed, Refused, Replied, Unparsed
 from conchcheck.wire.providers import ApiFamily
-
-EVIDENCE = frozenset({RefusalKind.SCHEMA, RefusalKind.OTHER})
-"""Refusals that speak of the request (a parameter or a schema it can't take). Auth, rate
-limits, quota, the context and a model that takes no tools say nothing of a knob."""
 
 
 def spelling(knob: Knob, api: ApiFamily, name: str = "") -> str:
@@ -104,7 +100,7 @@ def strict_state(
     if not calls:
         return KnobState.UNTESTED, "strict: true was taken, but no call came back to check."
     match open_x.outcome:
-        case Refused(refusal) if refusal.kind in EVIDENCE:
+        case Refused(refusal) if refusal.kind in KNOB_REFUSALS:
             return (
                 KnobState.HONOURED,
                 "strict: true: the calls conform, and a schema strict mode can't enforce was "
@@ -143,7 +139,7 @@ def unanswered(exchange: Exchange) -> tuple[KnobState | None, str]:
     match exchange.outcome:
         case Replied():
             return None, ""
-        case Refused(refusal) if refusal.kind in EVIDENCE:
+        case Refused(refusal) if refusal.kind in KNOB_REFUSALS:
             return KnobState.REFUSED, f"Refused: {refusal.message}"
         case Refused(refusal) if refusal.kind is RefusalKind.TOOLS and _names_a_knob(refusal):
             # OpenRouter refuses a tool_choice no upstream supports with its "no endpoints

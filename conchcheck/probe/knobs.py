@@ -167,7 +167,8 @@ async def _ids(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
             # Round two onwards carries the server's own ids back: taken or refused is the
             # round-trip fact; a failure says nothing.
             state, _ = unanswered(exchange)
-            round_trip = state is None if state is not KnobState.UNTESTED else round_trip
+            if state is None or state is KnobState.REFUSED:
+                round_trip = state is None
         if not isinstance(exchange.outcome, Replied):
             ctx.record(_ids_cell(cell, rounds, round_trip, last=True))
             return
