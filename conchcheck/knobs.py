@@ -71,7 +71,7 @@ def decide_knobs(
         # The channel, or reasoning markers in the content (judging's reasoning_in_content).
         seen=any(r.reasoning for r in _replies(cells) if r.reasoning is not None)
         or any(f.code == "reasoning_in_content" for c in cells for f in c.findings),
-        swallowed=sum(c.outcome is Outcome.SWALLOWED for c in cells),
+        swallowed=sum(c.outcome is Outcome.SWALLOWED and not _read_again(c) for c in cells),
     )
     pairs = [c for c in cells if c.mode is CellMode.STREAMING and c.outcome is not Outcome.ERROR]
     streaming = Streaming(
@@ -128,7 +128,14 @@ def _state(cells: Sequence[Cell], knob: Knob) -> KnobState:
 
 
 def _replies(cells: Iterable[Cell]) -> list[ReplyEvidence]:
-    return [c.reply for c in cells if c.stage in _REPLIES and c.reply is not None]
+    """Every reply once: a knob read from another stage's request counts there."""
+    return [
+        c.reply for c in cells if c.stage in _REPLIES and c.reply is not None and not _read_again(c)
+    ]
+
+
+def _read_again(cell: Cell) -> bool:
+    return isinstance(cell.facts, KnobFacts) and cell.facts.read_from is not None
 
 
 def _ids(cells: Sequence[Cell]) -> Ids:
@@ -179,7 +186,7 @@ def _finish(cells: Sequence[Cell], api: ApiFamily | None) -> tuple[Agreement | N
     checked, wrong = 0, []
     for cell in cells:
         reply = cell.reply
-        if cell.stage not in _REPLIES or reply is None or reply.text is None:
+        if cell.stage not in _REPLIES or reply is None or reply.text is None or _read_again(cell):
             continue
         if cell.outcome in (Outcome.ERROR, Outcome.REFUSED) or reply.finish in (
             None,

@@ -277,6 +277,45 @@ def test_each_emulator_reads_the_strict_flag(
     assert seen_by(emulator, adapter, strict=True).strict == {"set_alarm": True}
 
 
+STRICT_REFUSALS = [
+    # (the open tool sent with strict: true, the refusal's message): each API in its own words.
+    pytest.param(
+        OpenAIEmulator, OpenAIAdapter(),
+        "Invalid schema for function 'add_tag': In context=(), 'additionalProperties' is "
+        "required to be supplied and to be false.",
+        id="chat-completions-wants-additional-properties-false",
+    ),
+    pytest.param(
+        ResponsesEmulator, ResponsesAdapter(),
+        "Invalid schema for function 'add_tag': In context=(), 'additionalProperties' is "
+        "required to be supplied and to be false.",
+        id="responses-wants-additional-properties-false",
+    ),
+    pytest.param(
+        AnthropicEmulator, AnthropicAdapter(),
+        "tools.0.custom: For 'object' type, 'additionalProperties' must be explicitly set to "
+        "false",
+        id="anthropic-wants-every-object-closed",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("emulator", "adapter", "message"), STRICT_REFUSALS)
+def test_each_emulator_refuses_an_open_schema_sent_strict(
+    emulator: Callable[[Behaviour], Handler], adapter: ChatAdapter, message: str
+) -> None:
+    tool = KNOBS.tools["add_tag"]
+    request = ChatRequest("m", (Message(Role.USER, "hi"),), tools=(tool,), strict=True)
+    wire = adapter.build("http://127.0.0.1:1/v1", request, None)
+    path = "/v1" + wire.url.split("/v1", 1)[1]
+    headers = {k.lower(): v for k, v in wire.headers.items()}
+    answer = emulator(oracle(MATRIX))(
+        Received("POST", path, {}, headers, json.dumps(wire.body).encode())
+    )
+    found = classify(answer.status, answer.body.decode())
+    assert (answer.status, found.kind.value, found.message) == (400, "schema", message)
+
+
 # -- probing --------------------------------------------------------------------------------
 
 
@@ -344,16 +383,18 @@ CASES = [
     ("stream-arguments-before-id", but(streaming={"agree": 1, "disagree": 10})),
     # Every native call lost in the reasoning: the mode falls to words (where fidelity is
     # then measured, exactly), nothing native shows an id, and every reply that wanted a call
-    # is swallowed: the ten default prompts that call, and the seven knob requests whose
-    # answer is a call (required, named, parallel with and without the flag, strict's closed
-    # schema, the first id round, fidelity). Their streamed copies agree: both lost it.
+    # is swallowed, counted once per reply: the ten default prompts that call, and the five
+    # knob requests of their own whose answer is a call (required, parallel with the flag,
+    # strict's closed schema, the first id round, fidelity); the named tool and the baseline
+    # are the native prompts' own requests, read again. Their streamed copies agree: both
+    # lost it.
     *(
         (
             profile,
             but(
                 knobs={k: "untested" for k in HONEST["knobs"] if k != "tool_choice_none"},
                 ids=dict.fromkeys(HONEST["ids"]),
-                reasoning={"seen": True, "swallowed": 17},
+                reasoning={"seen": True, "swallowed": 15},
             ),
         )
         for profile in ("calls-swallowed-in-reasoning-content", "calls-in-think-in-content")
@@ -375,6 +416,40 @@ def probe(server: EmulatorServer, tmp_path: Path) -> tuple[int, dict[str, Any], 
     )  # fmt: skip
     data = json.loads(result.stdout) if result.stdout.lstrip().startswith("{") else {}
     return result.exit_code, data, result.stdout + result.stderr
+
+
+API_FAMILIES = [
+    # (--api, the emulator, what differs from HONEST): every family obeys every knob.
+    pytest.param("openai", OpenAIEmulator, {}, id="chat-completions"),
+    # The Responses API has no finish reason but for a cut reply, and none was cut.
+    pytest.param("responses", ResponsesEmulator, {"finish_reason": None}, id="responses"),
+    pytest.param(
+        "anthropic", AnthropicEmulator, {"ids": {"format": "toolu_<24 alphanumerics>"}},
+        id="anthropic-messages",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("api", "emulator", "differs"), API_FAMILIES)
+def test_every_api_family_honouring_every_knob_is_measured_so(
+    serve: Serve,
+    tmp_path: Path,
+    api: str,
+    emulator: Callable[[Behaviour], Handler],
+    differs: dict[str, Any],
+) -> None:
+    server = serve(emulator(oracle(MATRIX)))
+    done = runner.invoke(
+        app,
+        ["probe", "llamacpp:local", "--api", api, "--base-url", server.url + "/v1",
+         "--out", str(tmp_path / "out"), "--quiet"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    section = results["verdict"]["knobs_and_losses"]
+    want = but(**differs)
+    assert {k: section[k] for k in want} == want
+    assert section["findings"] == []
 
 
 @pytest.mark.parametrize(("profile", "want"), [pytest.param(*c, id=c[0]) for c in CASES])

@@ -23,6 +23,7 @@ from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import Budget, StopProbe
 from conchcheck.probe.evidence import bound
+from conchcheck.probe.sharing import Sharing
 from conchcheck.results import Cell, Outcome, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.wire.adapter import ChatAdapter
@@ -129,6 +130,8 @@ class Context:
         self.cells: list[Cell] = []
         self.catalogue: ModelInfo | None = None
         self.critical_path = 0
+        self.sharing = Sharing()
+        """The native stage's first attempts, for a stage that would send one again."""
 
     @property
     def server(self) -> Server:

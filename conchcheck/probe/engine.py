@@ -124,6 +124,7 @@ class Probe:
             # Nothing waits for the deliberately invalid cases: they go when a slot is free.
             jobs.append(self.timed(Stage.DIALECT, Urgency.IDLE, run_invalid_cases(ctx)))
         if Check.MODE in checks:
+            ctx.sharing.expect(p.id for p in ctx.matrix.prompts)
             jobs += [self.words(ctx, catalogue), self.native(ctx, dialect)]
         if Check.KNOBS in checks:
             # Knob tools are plain schemas every dialect carries: no wait for the dialect.
@@ -151,6 +152,12 @@ class Probe:
 
     async def native(self, ctx: Context, dialect_stage: Awaitable[None]) -> None:
         """Native prompts and the streaming pairs need the dialect verdict."""
+        try:
+            await self._native(ctx, dialect_stage)
+        finally:
+            ctx.sharing.close()  # what waits for a request not sent sends its own
+
+    async def _native(self, ctx: Context, dialect_stage: Awaitable[None]) -> None:
         await dialect_stage
         self.follow(Stage.DIALECT)
         dialect = self.chosen_dialect(ctx)

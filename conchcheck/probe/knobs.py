@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from conchcheck.core.fidelity import compare_arguments
 from conchcheck.core.jsontypes import JsonValue
 from conchcheck.core.knobs import Knob, KnobState
-from conchcheck.core.tools import ChoiceMode, Tool
+from conchcheck.core.tools import Tool
 from conchcheck.matrix import Matrix, Prompt, knob_matrix
 from conchcheck.probe.budget import URGENCY, StopProbe, Urgency
-from conchcheck.probe.context import Context
+from conchcheck.probe.context import CHAIN, Context
 from conchcheck.probe.judging import judge_native, judge_words
 from conchcheck.probe.knobrules import (
     breaking_calls,
@@ -45,6 +47,8 @@ from conchcheck.wire.chat import ChatRequest, Message, Role
 from conchcheck.wire.exchange import Exchange, Replied, Unparsed
 
 __all__ = ["KNOB_CELLS", "run_knobs"]
+
+T = TypeVar("T")
 
 ROUNDS = 3
 """Rounds of the call-id conversation."""
@@ -83,7 +87,7 @@ async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> N
     cell_id = f"knobs/{knob.value}"
     if ctx.reuse(cell_id) is not None or _not_offered(ctx, knob, cell_id, prompt):
         return
-    exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
+    exchange, shared = await _sent_once(ctx, matrix, prompt, _request(ctx, matrix, prompt), cell_id)
     cell = _judged(ctx, matrix, cell_id, prompt, exchange)
     asked = spelling(knob, ctx.target.provider.api, prompt.tool_choice.name or "")
     state, why = unanswered(exchange)
@@ -92,21 +96,25 @@ async def _choice(ctx: Context, matrix: Matrix, prompt: Prompt, knob: Knob) -> N
         state, why = lost(cell)
     if state is None:
         state, why = choice_state(knob, prompt, asked, calls)
-    ctx.record(_knob_cell(cell, KnobFacts(knob, state, len(calls)), why))
+    facts = KnobFacts(knob, state, len(calls), read_from=shared)
+    ctx.record(_read_again(_knob_cell(cell, facts, why), shared))
 
 
 async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
     knob, cell_id = Knob.PARALLEL_FALSE, "knobs/parallel_false"
     if _reused(ctx, cell_id) or _not_offered(ctx, knob, cell_id, prompt):
         return
-    # Both at once, like the streaming pairs: a server that batches decodes them together.
-    base_x, flag_x = await _both(
+    base_id = f"{cell_id}/baseline"
+    # Both at once, like the streaming pairs (a server that batches decodes them together),
+    # unless the native stage sends the baseline anyway: then it is read from there.
+    (flag_x, _), (base_x, shared) = await _both(
         ctx,
-        (_request(ctx, matrix, prompt), f"{cell_id}/baseline"),
-        (_request(ctx, matrix, prompt, parallel=False), cell_id),
+        _sent_once(ctx, None, prompt, _request(ctx, matrix, prompt, parallel=False), cell_id),
+        _sent_once(ctx, matrix, prompt, _request(ctx, matrix, prompt), base_id),
     )
-    base = _judged(ctx, matrix, f"{cell_id}/baseline", prompt, base_x)
-    ctx.record(dataclasses.replace(base, detail=f"Without the flag: {base.detail}"))
+    if shared is None:
+        base = _judged(ctx, matrix, base_id, prompt, base_x)
+        ctx.record(dataclasses.replace(base, detail=f"Without the flag: {base.detail}"))
     flagged = _judged(ctx, matrix, cell_id, prompt, flag_x)
     asked = spelling(knob, ctx.target.provider.api)
     calls = len(_called(flag_x))
@@ -116,7 +124,10 @@ async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
         state, why = lost(flagged)
     if state is None:
         state, why = parallel_state(asked, calls, baseline)
-    ctx.record(_knob_cell(flagged, KnobFacts(knob, state, calls, baseline), why))
+    if shared is not None:
+        why = f"{why} (Without the flag: the reply of {shared}.)"
+    facts = KnobFacts(knob, state, calls, baseline, baseline_from=shared)
+    ctx.record(_knob_cell(flagged, facts, why))
 
 
 async def _strict(ctx: Context, matrix: Matrix, closed: Prompt, open_: Prompt) -> None:
@@ -125,8 +136,8 @@ async def _strict(ctx: Context, matrix: Matrix, closed: Prompt, open_: Prompt) -
         return
     closed_x, open_x = await _both(
         ctx,
-        (_request(ctx, matrix, closed, strict=True), cell_id),
-        (_request(ctx, matrix, open_, strict=True), f"{cell_id}/open"),
+        ctx.send(_request(ctx, matrix, closed, strict=True), cell_id),
+        ctx.send(_request(ctx, matrix, open_, strict=True), f"{cell_id}/open"),
     )
     opened = _judged(ctx, matrix, f"{cell_id}/open", open_, open_x)
     took = "took" if isinstance(open_x.outcome, Replied | Unparsed) else "did not take"
@@ -217,8 +228,9 @@ async def _fidelity(ctx: Context, matrix: Matrix, prompt: Prompt, mode: CellMode
         judged = judge_words(cell_id, prompt, exchange, tools, listing.level.value)
         cell = dataclasses.replace(judged, stage=Stage.KNOBS)
     else:
-        exchange = await ctx.send(_request(ctx, matrix, prompt), cell_id)
-        cell = _judged(ctx, matrix, cell_id, prompt, exchange)
+        sent = _request(ctx, matrix, prompt)
+        exchange, shared = await _sent_once(ctx, matrix, prompt, sent, cell_id)
+        cell = _read_again(_judged(ctx, matrix, cell_id, prompt, exchange), shared)
     wanted = prompt.expect.calls[0]
     expected: dict[str, JsonValue] = {a.name: a.matcher.value for a in wanted.arguments}
     call = next((c for c in cell.calls if c.name == wanted.tool), None)
@@ -250,9 +262,10 @@ def _request(
     parallel: bool | None = None,
     strict: bool = False,
 ) -> ChatRequest:
+    # The choice goes as the native stage sends it ("auto" too), so a knob prompt the probe's
+    # matrix holds as well is the same request, byte for byte, and is sent once.
     tools = in_dialect(_offered(matrix, prompt), ctx.target.dialect)
-    choice = prompt.tool_choice if prompt.tool_choice.mode is not ChoiceMode.AUTO else None
-    sent = request(ctx, messages(prompt), tools, choice)
+    sent = request(ctx, messages(prompt), tools, prompt.tool_choice)
     return dataclasses.replace(sent, parallel=parallel, strict=strict)
 
 
@@ -260,13 +273,56 @@ def _offered(matrix: Matrix, prompt: Prompt) -> tuple[Tool, ...]:
     return tuple(matrix.tools[name] for name in prompt.tools)
 
 
-async def _both(
-    ctx: Context, first: tuple[ChatRequest, str], second: tuple[ChatRequest, str]
-) -> tuple[Exchange, Exchange]:
-    one, two = await ctx.together([ctx.send(*first), ctx.send(*second)])
-    if one is None or two is None:
+async def _sent_once(
+    ctx: Context, matrix: Matrix | None, prompt: Prompt, sent: ChatRequest, cell_id: str
+) -> tuple[Exchange, str | None]:
+    """The exchange of ``sent`` and, when the native stage sent that very request, the cell
+    it is read from (no request of its own); else it is sent for ``cell_id``. Without a
+    ``matrix`` (a request no other stage sends) it is always sent."""
+    same = None
+    if matrix is not None:
+        same = next((p for p in ctx.matrix.prompts if _asks_alike(ctx, p, matrix, prompt)), None)
+    shared = None if same is None else await ctx.sharing.take(same.id, sent)
+    if shared is None:
+        return await ctx.send(sent, cell_id), None
+    CHAIN.set(max(CHAIN.get(), shared.chain))
+    return shared.exchange, shared.cell.id
+
+
+def _asks_alike(ctx: Context, native: Prompt, matrix: Matrix, prompt: Prompt) -> bool:
+    """The same conversation, tools and choice: the request itself is compared on taking."""
+    return (
+        messages(native) == messages(prompt)
+        and native.tool_choice == prompt.tool_choice
+        and tuple(ctx.matrix.tools[n] for n in native.tools) == _offered(matrix, prompt)
+    )
+
+
+def _read_again(cell: Cell, shared: str | None) -> Cell:
+    """A knob cell read from another stage's request: the evidence is that request's, the
+    cost was counted there."""
+    if shared is None:
+        return cell
+    return dataclasses.replace(
+        cell,
+        detail=f"{cell.detail} (Read from {shared}: the same request.)",
+        requests=0,
+        latency_ms=0.0,
+        prompt_tokens=None,
+        completion_tokens=None,
+    )
+
+
+def _done(ctx: Context, value: T | None) -> T:
+    """A job ``together`` ran, which the budget did not stop."""
+    if value is None:
         raise StopProbe(ctx.budget.stopped or "the budget is spent")
-    return one, two
+    return value
+
+
+async def _both(ctx: Context, first: Awaitable[T], second: Awaitable[T]) -> tuple[T, T]:
+    one, two = await ctx.together([first, second])
+    return _done(ctx, one), _done(ctx, two)
 
 
 def _judged(ctx: Context, matrix: Matrix, cell_id: str, prompt: Prompt, x: Exchange) -> Cell:

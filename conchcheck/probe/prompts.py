@@ -14,8 +14,9 @@ from conchcheck.core.tools import Tool, ToolChoice
 from conchcheck.core.words import ListLevel, ToolList, render_tools
 from conchcheck.core.words.listing import choice_words
 from conchcheck.matrix import Prompt
-from conchcheck.probe.context import Context
+from conchcheck.probe.context import CHAIN, Context
 from conchcheck.probe.judging import judge_native, judge_words
+from conchcheck.probe.sharing import Sent
 from conchcheck.results import Cell, CellMode, Outcome, Stage
 from conchcheck.wire.chat import ChatRequest, Message, Role
 
@@ -78,12 +79,17 @@ async def native_prompt(ctx: Context, prompt: Prompt, dialect: Dialect, attempt:
     cell_id = f"native/{prompt.id}/{attempt}"
     prior = ctx.reuse(cell_id)
     if prior is not None:
+        if attempt == 1:
+            ctx.sharing.give(prompt.id, None)  # not sent this time: nothing to read again
         return prior
-    exchange = await ctx.send(native_request(ctx, prompt, dialect), cell_id)
-    cell = judge_native(
-        cell_id, prompt, exchange, offered(ctx, prompt), dialect, attempt, ctx.server
+    sent = native_request(ctx, prompt, dialect)
+    exchange = await ctx.send(sent, cell_id)
+    cell = ctx.record(
+        judge_native(cell_id, prompt, exchange, offered(ctx, prompt), dialect, attempt, ctx.server)
     )
-    return ctx.record(cell)
+    if attempt == 1:
+        ctx.sharing.give(prompt.id, Sent(sent, exchange, cell, CHAIN.get()))
+    return cell
 
 
 async def words_prompt(ctx: Context, prompt: Prompt, attempt: int) -> Cell:

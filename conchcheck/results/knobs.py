@@ -22,6 +22,12 @@ class KnobFacts:
     """Parallel control: the calls the same prompt got without the flag."""
     breaking: tuple[str, ...] = ()
     """Strict mode: why a returned call breaks the closed schema, one sentence each."""
+    read_from: str | None = None
+    """The cell of another stage that sent this knob's request, the very same: the knob's
+    request and reply are that cell's, read again rather than sent twice."""
+    baseline_from: str | None = None
+    """Parallel control: the cell of another stage that sent the request without the flag,
+    the very same, whose reply is the baseline."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,13 +98,15 @@ def facts_data(facts: CellFacts | None) -> dict[str, Any]:
                 {} if whole is None else {"whole": whole, "whole_reply": to_plain(whole_reply)}
             )
             return {**facts_data(native), **compared}
-        case KnobFacts(knob, state, calls, baseline, breaking):
+        case KnobFacts(knob, state, calls, baseline, breaking, read_from, baseline_from):
             return {
                 "knob": knob.value,
                 "state": state.value,
                 "calls": calls,
                 "baseline": baseline,
                 "breaking": list(breaking),
+                "read_from": read_from,
+                "baseline_from": baseline_from,
             }
         case IdFacts(rounds, round_trip):
             return {"id_rounds": [list(ids) for ids in rounds], "round_trip": round_trip}

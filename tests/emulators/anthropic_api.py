@@ -1,7 +1,12 @@
 """Anthropic's Messages API (``/v1/messages``), streamed as its documented events.
 
 The root of each ``input_schema`` must be an object without a top-level combinator; a
-refusal carries Anthropic's own text with the tool's index (provider-facts S20, S21).
+refusal carries Anthropic's own text with the tool's index (provider-facts S20, S21). A tool
+with ``strict: true`` must close every object (``additionalProperties: false``), else the
+request is refused in the words of vector
+anthropic-strict-object-additional-properties-must-be-false; optional properties are allowed
+(Anthropic's strict tool use, unlike OpenAI's, does not require every property). Call ids are
+``toolu_`` ids, new for every call of a conversation.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.emulators.ids import conversation_ids
 from tests.emulators.model import Asked, Behaviour
 from tests.emulators.server import Received, Response
 from tests.emulators.vectors import refusal, vector
@@ -47,6 +53,30 @@ def check_tools(tools: list[dict[str, Any]]) -> Response | None:
     return None
 
 
+def strict_refusal(tools: list[dict[str, Any]]) -> Response | None:
+    """Anthropic's 400 for the first tool sent with ``strict: true`` that leaves an object
+    open, or None (a tool without the flag is never checked)."""
+    for index, tool in enumerate(tools):
+        if tool.get("strict") is True and _leaves_open(tool.get("input_schema")):
+            text = vector("anthropic-strict-object-additional-properties-must-be-false")["want"][
+                "message"
+            ]
+            return _error(f"tools.{index}.custom:" + text.split(":", 1)[1])
+    return None
+
+
+def _leaves_open(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    properties = schema.get("properties")
+    is_object = schema.get("type") == "object" or isinstance(properties, dict)
+    if is_object and schema.get("additionalProperties") is not False:
+        return True
+    children = list(properties.values()) if isinstance(properties, dict) else []
+    children += [schema["items"]] if isinstance(schema.get("items"), dict) else []
+    return any(_leaves_open(child) for child in children)
+
+
 _CHOICES = {"none": "none", "any": "required", "tool": "named", "auto": "auto"}
 """Anthropic's ``tool_choice`` types as ``Asked`` says them."""
 
@@ -71,7 +101,9 @@ class AnthropicEmulator:
         if "anthropic-version" not in received.headers:
             return _error("anthropic-version: header is required")
         request = received.json()
-        refused = check_tools(request.get("tools") or [])
+        refused = check_tools(request.get("tools") or []) or strict_refusal(
+            request.get("tools") or []
+        )
         if refused is not None:
             return refused
         tools = [{"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}
@@ -104,10 +136,11 @@ class AnthropicEmulator:
             # Extended thinking comes first, as a thinking block with its signature.
             thinking = {"type": "thinking", "thinking": answer.reasoning, "signature": "EqQB"}
             blocks.insert(0, thinking)
+        ids = conversation_ids(request.get("messages"), len(answer.calls), "toolu_")
         for index, call in enumerate(answer.calls):
             args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
             blocks.append(
-                {"type": "tool_use", "id": f"toolu_{index}", "name": call.name, "input": args or {}}
+                {"type": "tool_use", "id": ids[index], "name": call.name, "input": args or {}}
             )
         stop = (
             "tool_use"

@@ -14,7 +14,6 @@ words (tests/emulators/strict.py), and call ids are unique across a conversation
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.emulators.gemini_api import check_declarations
+from tests.emulators.ids import conversation_ids
 from tests.emulators.model import Answer, Asked, Behaviour
 from tests.emulators.server import Received, Response
 from tests.emulators.strict import chat_refusal
@@ -165,12 +165,8 @@ class OpenAIEmulator:
             case "per_reply":
                 return [f"call_{i}" for i in range(count)]
             case _:
-                # The conversation so far decides the id: the whole and the streamed reply to
-                # one request agree, and every later round (longer) gets new ones.
-                seed = json.dumps(messages, sort_keys=True)
-                digest = [hashlib.sha256(f"{seed}#{i}".encode()).hexdigest() for i in range(count)]
                 size = 8 if self.ids == "hex8" else 24
-                return [f"call_{d[:size]}" for d in digest]
+                return conversation_ids(messages, count, "call_", size)
 
     def finish(self, answer: Answer) -> str:
         if answer.calls and "finish_stop" not in self.quirks:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.emulators.ids import conversation_ids
 from tests.emulators.model import Answer, Asked, Behaviour
 from tests.emulators.server import Fault, Received, Response
 from tests.emulators.strict import responses_refusal, strict_problem
@@ -185,11 +186,14 @@ def _response(answer: Answer, request: dict[str, Any], tools: list[Any]) -> dict
                        "role": "assistant",
                        "content": [{"type": "output_text", "text": answer.text,
                                     "annotations": []}]})  # fmt: skip
+    # New ids for every call of the conversation, as OpenAI issues them.
+    calls = conversation_ids(request.get("input"), len(answer.calls), "call_")
+    items = conversation_ids(request.get("input"), len(answer.calls), "fc_")
     for i, call in enumerate(answer.calls):
         arguments = (
             call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         )
-        output.append({"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}",
+        output.append({"type": "function_call", "id": items[i], "call_id": calls[i],
                        "name": call.name, "arguments": arguments, "status": "completed"})  # fmt: skip
     cut = answer.finish == "length"
     return {

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conchcheck.matrix import knob_matrix, load_matrix
+from conchcheck.matrix import Matrix, knob_matrix, load_matrix
 from conchcheck.probe import Probe, ProbeOptions
 from conchcheck.results import Cell, Outcome, ProbeResult, Stage
 from conchcheck.wire.providers import parse_target
@@ -51,13 +51,13 @@ class Recorder:
         return httpx.Response(response.status, headers=response.headers, content=content)
 
 
-def run(handler: Handler, concurrency: int = 4, resume: tuple[Cell, ...] = (), **options: Any
-        ) -> tuple[ProbeResult, Recorder]:  # fmt: skip
+def run(handler: Handler, concurrency: int = 4, resume: tuple[Cell, ...] = (),
+        matrix: Matrix = MATRIX, **options: Any) -> tuple[ProbeResult, Recorder]:  # fmt: skip
     recorder = Recorder(handler)
     policy = Policy(concurrency=concurrency, backoff=0.0, max_wait=0.0)
     target = parse_target("vllm:m", base_url="http://127.0.0.1:9/v1")
     probe = Probe(
-        target, MATRIX, options=ProbeOptions(policy=policy, **options),
+        target, matrix, options=ProbeOptions(policy=policy, **options),
         transport=httpx.MockTransport(recorder), resume=resume,
     )  # fmt: skip
     return asyncio.run(probe.run()), recorder
