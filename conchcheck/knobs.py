@@ -40,6 +40,7 @@ has none (conchcheck derives it from the output), Gemini says ``STOP`` and Ollam
 for a reply with calls, as documented: there only a cut reply is checked."""
 _REPLIES = (Stage.NATIVE, Stage.KNOBS, Stage.FOLLOW_UP)
 _ID_SHAPE = re.compile(r"([A-Za-z]+[_\-.:])?([A-Za-z0-9]{6,})")
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 _KNOB_WORDS = {
     KnobState.IGNORED: "is ignored",
@@ -113,10 +114,12 @@ def decide_knobs(
 
 def id_format(call_id: str) -> str:
     """What an id looks like: ``call_<24 alphanumerics>``, or the id itself (up to 40
-    characters) when it has another shape (``functions.get_weather:0``)."""
+    characters) when it has another shape (``functions.get_weather:0``), a UUID in it said
+    ``<uuid>`` (llama-cpp-python's ``call__0_remember_cmpl-<uuid>``), so the fact is the same
+    from one probe to the next."""
     match = _ID_SHAPE.fullmatch(call_id)
     if match is None:
-        return call_id[:40]
+        return _UUID.sub("<uuid>", call_id)[:40]
     return f"{match.group(1) or ''}<{len(match.group(2))} alphanumerics>"
 
 

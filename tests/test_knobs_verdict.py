@@ -185,8 +185,21 @@ def test_a_refused_round_trip_of_the_matrix_counts_only_when_it_speaks_of_the_re
         ("functions.get_weather:0", "functions.get_weather:0"),
         ("abcdef1234", "<10 alphanumerics>"),
         ("call_0", "call_0"),
+        # llama-cpp-python: "call_" + f"_{i}_" + the tool's name + "_" + the completion's id,
+        # "cmpl-" and a uuid4 (tests/data/recordings/llama-cpp-python.focus.json).
+        (
+            "call__0_remember_cmpl-272fd56e-1c7e-4629-9d3a-0c1f5e8b7a21",
+            "call__0_remember_cmpl-<uuid>",
+        ),
     ],
-    ids=["openai", "anthropic", "kimi-through-vllm", "bare", "short-kept-as-is"],
+    ids=[
+        "openai",
+        "anthropic",
+        "kimi-through-vllm",
+        "bare",
+        "short-kept-as-is",
+        "llama-cpp-python-uuid-said-once",
+    ],
 )
 def test_id_format(call_id: str, shape: str) -> None:
     assert id_format(call_id) == shape

@@ -58,6 +58,9 @@ def parallel(asked: Asked) -> Answer:
 
 
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+FIRST, SECOND = "call_b5e0691133a982b425b83dc1", "call_d80a02e5576f41a7c81e6806"
+"""The emulator's ids for the first reply's two calls (tests/emulators/ids.py): new for every
+call of a conversation, as OpenAI's are."""
 
 
 @STREAM
@@ -65,7 +68,7 @@ def test_native_call(serve: Serve, stream: bool) -> None:
     server = serve(ResponsesEmulator(calls_cleanly(arguments={"city": "Oslo"})))
     reply = send(server, ask(stream)).reply
     assert reply is not None
-    assert reply.tool_calls == (ToolCall("call_0", "get_weather", '{"city": "Oslo"}'),)
+    assert reply.tool_calls == (ToolCall(FIRST, "get_weather", '{"city": "Oslo"}'),)
     assert (reply.finish, reply.findings) == (
         Finish.TOOL_CALLS,
         (Finding("tools_strict_echoed", "get_weather=false"),),
@@ -78,18 +81,18 @@ def test_native_call(serve: Serve, stream: bool) -> None:
 def test_parallel_calls_and_round_trip_by_call_id(serve: Serve, stream: bool) -> None:
     server = serve(ResponsesEmulator(parallel))
     first = send(server, ask(stream)).reply
-    assert first is not None and [c.id for c in first.tool_calls] == ["call_0", "call_1"]
+    assert first is not None and [c.id for c in first.tool_calls] == [FIRST, SECOND]
     messages = (
         *ASK,
         Message(Role.ASSISTANT, "", first.tool_calls),
-        Message(Role.TOOL, "CODEWORD-7", tool_call_id="call_0"),
-        Message(Role.TOOL, "CODEWORD-8", tool_call_id="call_1"),
+        Message(Role.TOOL, "CODEWORD-7", tool_call_id=FIRST),
+        Message(Role.TOOL, "CODEWORD-8", tool_call_id=SECOND),
     )
     second = send(server, ask(stream, messages)).reply
     assert second is not None and second.text == "Tools said: CODEWORD-7, CODEWORD-8"
     assert server.received[1].json()["input"][-2:] == [
-        {"type": "function_call_output", "call_id": "call_0", "output": "CODEWORD-7"},
-        {"type": "function_call_output", "call_id": "call_1", "output": "CODEWORD-8"},
+        {"type": "function_call_output", "call_id": FIRST, "output": "CODEWORD-7"},
+        {"type": "function_call_output", "call_id": SECOND, "output": "CODEWORD-8"},
     ]
 
 
@@ -194,7 +197,7 @@ def test_stream_cut_on_the_socket_mid_call(serve: Serve) -> None:
         True,
     )
     assert error.partial is not None
-    assert error.partial.tool_calls == (ToolCall("call_0", "get_weather", '{"city": "Oslo"}'),)
+    assert error.partial.tool_calls == (ToolCall(FIRST, "get_weather", '{"city": "Oslo"}'),)
 
 
 def test_cut_off_and_auth(serve: Serve) -> None:
