@@ -19,6 +19,13 @@ from conchcheck.core.repair import MAX_DEPTH, MAX_SIZE, Repair, Unreadable, read
             '{"city": "Oslo",}', {"city": "Oslo"}, ["trailing_comma"], id="trailing-comma-object"
         ),
         pytest.param("[1, 2, ]", [1, 2], ["trailing_comma"], id="trailing-comma-list"),
+        # Cut right after a comma: closing it drops the comma too, and both are said.
+        pytest.param(
+            '{"a": 1,', {"a": 1}, ["trailing_comma", "unclosed"], id="cut-after-a-comma-in-object"
+        ),
+        pytest.param(
+            '{"a": [1, ', {"a": [1]}, ["trailing_comma", "unclosed"], id="cut-after-a-comma-in-list"
+        ),
         pytest.param(
             "{'city': 'Oslo'}", {"city": "Oslo"}, ["single_quotes"], id="python-dict-quotes"
         ),

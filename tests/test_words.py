@@ -209,6 +209,23 @@ def summary(text: str, *, cut_off: bool = False) -> tuple[str, list[Call]]:
         pytest.param(
             '{"city": "Oslo"}', '{"city": "Oslo"}', [], id="json-that-is-not-a-call-is-text"
         ),
+        # DESIGN rule 6: only JSON naming an offered tool is a call; no failed call either.
+        pytest.param(
+            '{"name": "book_flight", "arguments": {"to": "Oslo"}}',
+            '{"name": "book_flight", "arguments": {"to": "Oslo"}}',
+            [],
+            id="call-shaped-json-naming-no-offered-tool-is-text",
+        ),
+        pytest.param(
+            '[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "book_flight", '
+            '"arguments": {}}]',
+            "",
+            [
+                ("bare_json", "get_weather", {"city": "Oslo"}, []),
+                ("bare_json", "book_flight", None, []),
+            ],
+            id="a-list-naming-one-offered-tool-is-read-whole-the-other-fails",
+        ),
         pytest.param(
             'Let me check.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
             '<tool_response>{"temp": 99}</tool_response>It is 99 degrees.',
@@ -426,6 +443,21 @@ TYPING_CASES = [
         [(XML, "forecast", {"city": "Oslo", "hourly": False}, [], ["hourly"], True)],
         id="qwen-xml-boolean-typed-by-schema",
     ),
+    # Indentation around a literal is layout: the value is typed, a string keeps its spaces.
+    pytest.param(
+        qwen(("city", "  Oslo "), ("hourly", "  true  "), ("days", "\t3"), ("limit", " null")),
+        [
+            (
+                XML,
+                "forecast",
+                {"city": "  Oslo ", "hourly": True, "days": 3, "limit": None},
+                [],
+                ["hourly", "days", "limit"],
+                True,
+            )
+        ],
+        id="qwen-xml-indented-literals-typed-text-kept",
+    ),  # fmt: skip
     pytest.param(
         qwen(("city", "Oslo"), ("limit", "null")),
         [(XML, "forecast", {"city": "Oslo", "limit": None}, [], ["limit"], True)],

@@ -263,7 +263,11 @@ class _Normaliser:
         if node is None or depth > MAX_NORMALISE_DEPTH:
             return _copy(value)
         kinds = types_of(node)
-        if nullable and kinds != ["string"] and value in ("null", "None"):
+        # A format without types puts a value on lines of its own (Qwen3-Coder's
+        # <parameter=on>\n  true\n</parameter>): around a literal that isn't text, the
+        # indentation is layout, not part of the value. Numbers allow it already.
+        literal = value.strip() if field in self.texts and isinstance(value, str) else value
+        if nullable and kinds != ["string"] and literal in ("null", "None"):
             return self.change(field, Normalisation.NULL_FROM_TEXT, value, None)
         if value is None or len(kinds) != 1:
             return self.enum(_copy(value), node, field)
@@ -274,8 +278,8 @@ class _Normaliser:
                 if isinstance(number, float) and number.is_integer() and kind == "integer":
                     number = int(number)
                 return self.change(field, Normalisation.NUMBER_FROM_TEXT, value, number)
-        elif kind == "boolean" and value in _BOOLEAN_TEXT.get(field in self.texts, ()):
-            truth = value in ("true", "True")
+        elif kind == "boolean" and literal in _BOOLEAN_TEXT.get(field in self.texts, ()):
+            truth = literal in ("true", "True")
             return self.change(field, Normalisation.BOOLEAN_FROM_TEXT, value, truth)
         elif kind == "array":
             return self.array(value, node, field, depth)

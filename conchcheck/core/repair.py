@@ -291,6 +291,9 @@ class _Parser:
                     if self.pos < self.end and text[self.pos] == closer:
                         self.note(Repair.TRAILING_COMMA)
                     else:
+                        if self.pos >= self.end and self.mend:
+                            # Cut right after a comma: closing it drops the comma as well.
+                            self.note(Repair.TRAILING_COMMA)
                         state = _KEY if in_object else _VALUE
                 elif char == closer:
                     self.pos += 1

@@ -252,7 +252,11 @@ class Reader:
             response = value["response"]
             return [], response if isinstance(response, str) else json.dumps(response)
         items = value if isinstance(value, list) and value else [value]
-        if all(_looks_like_call(item) for item in items):
+        # Only JSON that names an offered tool is a call (DESIGN rule 6): a reply that is a
+        # call-shaped object naming something else is the model's words, not a failed call.
+        if all(_looks_like_call(item) for item in items) and any(
+            _called(item) in self.tools for item in items
+        ):
             return self.from_object(value, CallForm.BARE_JSON, text, reading.repairs), ""
         return [], text
 
@@ -302,11 +306,21 @@ def names_offered_tool(body: str, tools: Mapping[str, Tool]) -> bool:
     return True
 
 
+def _function(value: dict[str, Any]) -> dict[str, Any]:
+    """The call object itself, out of OpenAI's ``{"type": "function", "function": …}``."""
+    inner = value.get("function")
+    return inner if value.get("type") == "function" and isinstance(inner, dict) else value
+
+
+def _called(value: Any) -> object:
+    """The name a call-shaped object gives (``_looks_like_call`` holds)."""
+    return _function(value).get("name")
+
+
 def _looks_like_call(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
-    if value.get("type") == "function" and isinstance(value.get("function"), dict):
-        value = value["function"]
+    value = _function(value)
     keys = set(value)
     return (
         isinstance(value.get("name"), str)
