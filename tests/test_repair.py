@@ -19,6 +19,21 @@ from conchcheck.core.repair import MAX_DEPTH, MAX_SIZE, Repair, Unreadable, read
             '{"city": "Oslo",}', {"city": "Oslo"}, ["trailing_comma"], id="trailing-comma-object"
         ),
         pytest.param("[1, 2, ]", [1, 2], ["trailing_comma"], id="trailing-comma-list"),
+        # Half a UTF-16 pair is no character: json.loads would give a lone surrogate, which
+        # no UTF-8 text can hold. The escape stays as the model wrote it, like `\d`.
+        pytest.param(
+            '{"s": "a\\ud83db"}', {"s": "a\\ud83db"}, ["bad_escape"], id="lone-high-surrogate-kept"
+        ),
+        pytest.param(
+            '{"s": "\\ude00"}', {"s": "\\ude00"}, ["bad_escape"], id="lone-low-surrogate-kept"
+        ),
+        pytest.param('{"s": "\\ud83d\\ude00"}', {"s": "😀"}, [], id="a-surrogate-pair-is-one-char"),
+        pytest.param(
+            '{"s": "\\u12"}', {"s": "\\u12"}, ["bad_escape"], id="short-unicode-escape-kept"
+        ),
+        pytest.param(
+            '{"s": "\\\\ud83d"}', {"s": "\\ud83d"}, [], id="an-escaped-backslash-is-no-escape"
+        ),
         # Cut right after a comma: closing it drops the comma too, and both are said.
         pytest.param(
             '{"a": 1,', {"a": 1}, ["trailing_comma", "unclosed"], id="cut-after-a-comma-in-object"

@@ -457,7 +457,7 @@ TYPING_CASES = [
             )
         ],
         id="qwen-xml-indented-literals-typed-text-kept",
-    ),  # fmt: skip
+    ),
     pytest.param(
         qwen(("city", "Oslo"), ("limit", "null")),
         [(XML, "forecast", {"city": "Oslo", "limit": None}, [], ["limit"], True)],

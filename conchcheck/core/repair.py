@@ -86,6 +86,10 @@ def read_json(
     if len(text) > max_size:
         raise Unreadable(f"the text is {len(text)} characters long, over the limit of {max_size}")
     try:
+        if "\\u" in text and _SURROGATE.search(text):
+            # json.loads takes an unpaired \ud83d as a lone surrogate, a string no UTF-8 file,
+            # report or request can hold: the reader below keeps such an escape as text.
+            raise ValueError("a surrogate escape")
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except (ValueError, RecursionError):
         pass
@@ -139,6 +143,8 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$\-]*|\d+")
 _PLAIN = {'"': re.compile(r'[^"\\\x00-\x1f]+'), "'": re.compile(r"[^'\\\x00-\x1f]+")}
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""The escape of a UTF-16 surrogate, paired or not."""
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS: dict[str, tuple[Any, Repair | None]] = {
     "true": (True, None),
@@ -425,7 +431,10 @@ class _Parser:
                 if 0xD800 <= unit < 0xDC00 and low[:2] == "\\u" and _is_low_surrogate(low[2:]):
                     self.pos += 6
                     return chr(0x10000 + ((unit - 0xD800) << 10) + (int(low[2:], 16) - 0xDC00))
-                return chr(unit)
+                if not 0xD800 <= unit < 0xE000:
+                    return chr(unit)
+                # Half a pair: no character at all. Kept as the model wrote it, like `\d`.
+                self.pos -= 6
         # An unknown escape such as `\d` in a regex a model wrote: keep both characters.
         self.note(Repair.BAD_ESCAPE)
         self.pos += 2
