@@ -89,8 +89,12 @@ _SCHEMA = re.compile(
     r"""|['"]loc['"]: ?[\[(]['"]body['"], ?['"]tools['"], ?\d""",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
-# (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found
-# that support tool use" is tools, not not_found (vector openrouter-404-no-endpoints-...).
+# (vector groq-tool-use-failed-carries-failed-generation). The kind says what the refusal means
+# for the next request (tools: never retried, since at temperature 0 the same request writes the
+# same output); the failed generation it carries is the model's answer to this one, which the
+# probe reads as words (core.unparsed.read_failed_generation), so a prompt's cell is
+# unparsed_by_server, never refused. OpenRouter's 404 "No endpoints found that support tool use"
+# is tools, not not_found (vector openrouter-404-no-endpoints-...).
 _TOOLS = re.compile(
     r"does(?: not|n't) support (?:tools?\b|tool (?:use|calling|calls)|function calling"
     r"|the toolconfig\.toolchoice)|tools param requires --jinja|unsupported param: tool"
