@@ -660,6 +660,37 @@ def test_sharper_kinds_on_bare_messages(status: int, message: str, kind: Refusal
     assert classify(status, message).kind is kind
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "kind"),
+    [
+        # FastAPI's body (vectors fastapi-403-..., fastapi-401-detail-not-authenticated-is-auth)
+        # under statuses that say nothing of auth: the words decide.
+        pytest.param(400, '{"detail":"Not authenticated"}', RefusalKind.AUTH,
+                     id="fastapi-detail-under-a-400-is-auth"),
+        pytest.param(500, '{"detail":"Not authenticated"}', RefusalKind.AUTH,
+                     id="fastapi-detail-under-a-500-is-auth"),
+        # Money spent outranks the status that carries it, a 429 included (LiteLLM lets
+        # budget_exceeded_status_code pick any status; vector litellm-400-budget-has-been-...).
+        pytest.param(429, '{"error":{"message":"Budget has been exceeded! Current cost: 0.0010747, '
+                     'Max budget: 0.0","type":"auth_error","param":null,"code":429}}',
+                     RefusalKind.QUOTA, id="litellm-budget-under-a-429-is-quota-not-rate-limit"),
+        # TGI's cap on new tokens alone is not the window (huggingface/transformers#28523 quotes
+        # it; router/src/validation.rs MaxNewTokens): only its sum with the input is.
+        pytest.param(422, '{"error":"Input validation error: `max_new_tokens` must be <= 192. '
+                     'Given: 1024","error_type":"validation"}', RefusalKind.OTHER,
+                     id="tgi-max-new-tokens-alone-is-not-the-context"),
+        # A function tool refused for another reason names no option the model can't take.
+        pytest.param(400, "Function tools are required for this request", RefusalKind.OTHER,
+                     id="function-tools-without-an-option-is-not-tools"),
+        # "authenticated" alone is not the failure.
+        pytest.param(400, "Request authenticated, but the model is unknown", RefusalKind.OTHER,
+                     id="authenticated-is-not-not-authenticated"),
+    ],
+)  # fmt: skip
+def test_the_words_outrank_the_status(status: int, body: str, kind: RefusalKind) -> None:
+    assert classify(status, body).kind is kind
+
+
 def test_responses_failed_event_in_sse_framing() -> None:
     # A Responses stream as sent: events before the failure carry a response whose error is null;
     # response.failed carries it in response.error

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conchcheck.core.refusals import classify
-from conchcheck.core.unparsed import read_parse_failure
+from conchcheck.core.unparsed import ParseFailure, read_failed_generation, read_parse_failure
 
 VECTORS: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "unparsed.yaml").read_text()
@@ -75,3 +75,26 @@ def test_keys_in_the_quoted_output_are_redacted() -> None:
     failure = read_parse_failure(500, body)
     assert failure is not None and failure.output == '{"k":"[redacted]"}'
     assert key not in failure.message
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e["id"]) for e in REFUSALS])
+def test_a_refusal_carrying_a_failed_generation_reads_as_the_models_output(
+    entry: dict[str, Any],
+) -> None:
+    # Groq's tool_use_failed (vectors groq-tool-use-failed-*, groq-stream-error-event-...): the
+    # generation is the output, an empty one quotes none; every other refusal is no output.
+    refusal = classify(entry["status"], entry["body"])
+    failure = read_failed_generation(refusal)
+    generation = entry["want"].get("failed_generation")
+    if generation is None:
+        assert failure is None
+    else:
+        assert failure == ParseFailure(entry["status"], refusal.message, None, generation or None)
+
+
+def test_keys_in_a_failed_generation_are_redacted() -> None:
+    key = "gsk_" + "a1B2" * 8
+    body = json.dumps({"error": {"message": "m", "code": "tool_use_failed",
+                                 "failed_generation": f'<function=f>{{"k": "{key}"}}</function>'}})  # fmt: skip
+    failure = read_failed_generation(classify(400, body))
+    assert failure is not None and failure.output == '<function=f>{"k": "[redacted]"}</function>'

@@ -89,8 +89,12 @@ _SCHEMA = re.compile(
     r"""|['"]loc['"]: ?[\[(]['"]body['"], ?['"]tools['"], ?\d""",
 )
 # Groq's tool_use_failed is a model that wrote its call in words: the words mode is the cure
-# (vector groq-tool-use-failed-carries-failed-generation). OpenRouter's 404 "No endpoints found
-# that support tool use" is tools, not not_found (vector openrouter-404-no-endpoints-...).
+# (vector groq-tool-use-failed-carries-failed-generation). The kind says what the refusal means
+# for the next request (tools: never retried, since at temperature 0 the same request writes the
+# same output); the failed generation it carries is the model's answer to this one, which the
+# probe reads as words (core.unparsed.read_failed_generation), so a prompt's cell is
+# unparsed_by_server, never refused. OpenRouter's 404 "No endpoints found that support tool use"
+# is tools, not not_found (vector openrouter-404-no-endpoints-...).
 _TOOLS = re.compile(
     r"does(?: not|n't) support (?:tools?\b|tool (?:use|calling|calls)|function calling"
     r"|the toolconfig\.toolchoice)|tools param requires --jinja|unsupported param: tool"
@@ -108,7 +112,11 @@ _TOOLS = re.compile(
     r"|'tools': expected an unsupported value"
     # vLLM's Responses API with Harmony cannot force a call, and says so with a 501 that no retry
     # cures (vector vllm-responses-harmony-501-only-auto-or-none-tool-choice-is-tools).
-    r"|only [^.]{0,60}tool_choice (?:is|are) supported",
+    r"|only [^.]{0,60}tool_choice (?:is|are) supported"
+    # OpenAI's newer models take no function tools on Chat Completions with an option set, and
+    # name the option (vectors openai-400-function-tools-with-reasoning-effort-is-tools, ...-set-
+    # it-to-none-is-tools): tools, not a bad parameter.
+    r"|function tools with \w{1,40} are not supported",
 )
 _CONTEXT = re.compile(
     r"maximum context length|context_length_exceeded|prompt is too long|exceed_context_size"
@@ -125,7 +133,11 @@ _CONTEXT = re.compile(
     # n-keep, ollama-400-prompt-longer-than-context-length, xinference-vllm-500-decoder-...).
     r"|context size has been exceeded|cannot truncate prompt with n_keep"
     r"|(?:longer|greater) than the (?:context length|maximum model length|model's context length)"
-    r"|exceeds? (?:the )?(?:maximum )?context length",
+    r"|exceeds? (?:the )?(?:maximum )?context length"
+    # TGI's validation errors, a 422 (router/src/validation.rs MaxTotalTokens, InputLength;
+    # vectors tgi-422-inputs-tokens-plus-max-new-tokens-is-context-length, tgi-422-inputs-must-
+    # have-less-than-tokens-is-context-length).
+    r"|`inputs` tokens \+ `max_new_tokens` must be <=|`inputs` must have less than \d{1,12} tokens",
 )
 # Gemini answers a bad key with 400 INVALID_ARGUMENT, not 401; its reason API_KEY_INVALID
 # says auth (vector gemini-api-key-invalid-400-is-auth; continuedev/continue#10290).
@@ -133,7 +145,11 @@ _AUTH = re.compile(
     r"invalid_api_key|authentication_error|permission_error|api_key_invalid|permission_denied"
     r"|unauthenticated|\bforbidden\b|api key not valid|api key expired|no auth credentials"
     r"|(?:invalid|incorrect|missing) (?:x-)?api[ -]key|authentication fails?|\bunauthorized\b"
-    r"|unregistered callers|does not have permission|permission denied|user not found",
+    r"|unregistered callers|does not have permission|permission denied|user not found"
+    # FastAPI's security classes say only this, in "detail", as a 403 or (since fastapi#13786) a
+    # 401 (vectors fastapi-403-detail-not-authenticated-is-auth, fastapi-401-...): the words
+    # decide, whatever status a gateway re-wraps them in.
+    r"|\bnot authenticated\b",
 )
 # Groq's "Request too large ... on tokens per minute" asks more than a minute allows: waiting
 # cannot help (vector groq-413-request-too-large-for-tpm-is-quota). A per-day limit (Groq's TPD,
@@ -144,7 +160,15 @@ _QUOTA = re.compile(
     r"|requires more credits|can only afford|request too large for model"
     r"|\b(?:tokens|requests) per day\b|\b(?:tpd|rpd)\b|free-models-per-day"
     # Anthropic's per-day token limit (vector anthropic-429-daily-rate-limit-is-quota).
-    r"|\bdaily rate limit",
+    r"|\bdaily rate limit"
+    # Money spent, whatever status carries it: Anthropic sends a prepaid balance run dry as a 400
+    # invalid_request_error (vector anthropic-400-credit-balance-too-low-is-quota); LiteLLM's
+    # proxy checks budgets in its auth step, so they come as a 400 or a 401 typed auth_error, or
+    # typed budget_exceeded (vectors litellm-400-budget-has-been-exceeded-type-auth-error-is-
+    # quota, litellm-401-exceeded-budget-end-user-is-quota-not-auth, litellm-401-budget-has-
+    # been-exceeded-user-older-wording-is-quota, litellm-400-type-budget-exceeded-for-one-model-
+    # is-quota).
+    r"|credit balance is too low|budget has been exceeded|\bexceededbudget\b|\bbudget_exceeded\b",
 )
 _RATE = re.compile(
     r"\brate[ _-]?limit|too many requests|resource (?:has been )?exhausted|resource_exhausted"

@@ -4,6 +4,9 @@ patterns see at most the text ``refusals`` scans.
 
 Such an error is not a refusal: the request and its tools were accepted (the model ran on them),
 and at temperature 0 the same request gets the same output and the same error every time.
+Groq says the same of one generation in a 400 that carries it (``tool_use_failed`` with
+``failed_generation``): classified as a refusal of kind ``tools`` for what it means to the next
+request, and read here as the model's output for what it says of this one.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ import re
 from dataclasses import dataclass
 
 from conchcheck.core.envelopes import read_envelope
-from conchcheck.core.refusals import redact_keys
+from conchcheck.core.refusals import Refusal, redact_keys
 
-__all__ = ["ParseFailure", "read_parse_failure"]
+__all__ = ["ParseFailure", "read_failed_generation", "read_parse_failure"]
 
 _MAX_SCAN = 1 << 16
 _MAX_MESSAGE = 1000
@@ -80,6 +83,18 @@ def read_parse_failure(status: int, body: str, *, in_stream: bool = False) -> Pa
     if ollama is not None:
         return ParseFailure(status, _trim(text), None, _output(ollama.group(1)))
     return None
+
+
+def read_failed_generation(refusal: Refusal) -> ParseFailure | None:
+    """The parse failure a refusal reports when it carries the model's failed generation, or
+    None. Groq answers a generation its parser can't turn into calls with a 400 (or an error
+    event in a 200 stream) whose ``failed_generation`` is the model's text (vectors
+    groq-tool-use-failed-carries-failed-generation, groq-stream-error-event-with-status-200);
+    an empty one is no output quoted (vector groq-tool-use-failed-empty-failed-generation)."""
+    failed = refusal.failed_generation
+    if failed is None:
+        return None
+    return ParseFailure(refusal.status, refusal.message, None, _output(failed) if failed else None)
 
 
 def _output(text: str) -> str:

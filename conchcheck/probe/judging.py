@@ -4,9 +4,10 @@ Native calls are read against each tool's original schema (root wrapping undone)
 words are read with ``read_calls``. Both are judged strictly against the prompt's
 expectation. A refusal or a failed request is carried as it is: never a pass, never a miss.
 Output the server couldn't parse is the model's answer: its own outcome, with the call read
-from what the server quotes of it, when it quotes any. Reasoning (the reply's reasoning
-channel, and reasoning written in its content) is never a call nor the reply's words: a
-native call found only there was swallowed.
+from what the server quotes of it, when it quotes any (a 5xx saying so, or a refusal carrying
+the model's failed generation, Groq's ``tool_use_failed``), and judged as a leaked call is.
+Reasoning (the reply's reasoning channel, and reasoning written in its content) is never a
+call nor the reply's words: a native call found only there was swallowed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.reasoning import reasoning_fix, split_reasoning
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import ChoiceMode, Tool
-from conchcheck.core.unparsed import ParseFailure
+from conchcheck.core.unparsed import ParseFailure, read_failed_generation
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
@@ -82,13 +83,25 @@ def unanswered(
     case: str,
     exchange: Exchange,
     tools: Sequence[Tool] = (),
+    prompt: Prompt | None = None,
     **fields: Any,
 ) -> Cell:
     """The cell of a prompt that got no reply to judge: refused, unparsed by the server (the
-    model's output read against ``tools``, where the server quotes it), or failed."""
+    model's output read against ``tools``, where the server quotes it, and judged against
+    ``prompt`` when given), or failed."""
     match exchange.outcome:
         case Unparsed(failure, partial):
-            return _unparsed(cell_id, stage, case, exchange, failure, partial, tools, **fields)
+            return _unparsed(
+                cell_id, stage, case, exchange, failure, partial, tools, prompt, **fields
+            )
+        case Refused(refusal, partial) if (failed := read_failed_generation(refusal)) is not None:
+            # Groq's 400 tool_use_failed: the model generated, and Groq's parser couldn't make
+            # calls of it. The refusal stays the record (kind tools: words are the cure); the
+            # cell reads the failed generation as the model's words, as a tolerant client would
+            # (vector groq-tool-use-failed-carries-failed-generation).
+            return _unparsed(
+                cell_id, stage, case, exchange, failed, partial, tools, prompt, **fields
+            )
         case Refused(refusal):
             return exchange_cell(
                 cell_id,
@@ -127,7 +140,7 @@ def judge_native(
     found only in the reasoning was swallowed."""
     common: dict[str, Any] = {"mode": CellMode.NATIVE, "attempt": attempt, "dialect": dialect}
     if not isinstance(exchange.outcome, Replied):
-        return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, tools, **common)
+        return unanswered(cell_id, Stage.NATIVE, prompt.id, exchange, tools, prompt, **common)
     reply = exchange.outcome.reply
     read = read_native(reply, tools, dialect)
     good = [(c.name, r.arguments) for c, r in read if r is not None and r.ok]
@@ -242,19 +255,28 @@ def _unparsed(
     failure: ParseFailure,
     partial: Reply | None,
     tools: Sequence[Tool],
+    prompt: Prompt | None,
     **fields: Any,
 ) -> Cell:
     """Output the server couldn't parse (llama-server's 500 "does not match the expected
-    peg-native format", vector llamacpp-500-output-does-not-match-peg-native): the model's
-    answer, with the calls read from the output where the server quotes it or streamed it."""
+    peg-native format", vector llamacpp-500-output-does-not-match-peg-native; Groq's 400
+    tool_use_failed): the model's answer, with the calls read from the output where the server
+    quotes it or streamed it, and judged against ``prompt`` as leaked calls are."""
     output = failure.output if failure.output is not None else (partial.text if partial else "")
     read = read_calls(output, tools).calls if output.strip() and tools else ()
     detail = failure.cause
     if read:
         names = ", ".join(dict.fromkeys(c.name or "?" for c in read))
-        detail += f" Its output held a call to {names}."
+        detail += f" Its output held a call to {names}"
+        if prompt is not None:
+            wanted = [(c.name, c.arguments) for c in read if c.ok and c.name]
+            judged, _ = _outcome(prompt, wanted, [c.error for c in read if c.error], (), False)
+            detail += f"; read from it, it would be {judged.value}"
+        detail += "."
     elif not output.strip():
         detail += " The server quoted none of the output."
+    else:
+        detail += " Its output held no call that could be read."
     finding = Finding("server_could_not_parse_output", f"{failure.cause} {failure.message}")
     return exchange_cell(
         cell_id,
@@ -307,7 +329,7 @@ def judge_words(
     """A words prompt's cell: the calls written in the reply's text read and judged."""
     common: dict[str, Any] = {"mode": CellMode.WORDS, "attempt": attempt}
     if not isinstance(exchange.outcome, Replied):
-        return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, tools, **common)
+        return unanswered(cell_id, Stage.WORDS, prompt.id, exchange, tools, prompt, **common)
     reply = exchange.outcome.reply
     reading = read_calls(reply.text, tools, cut_off=reply.cut_off)
     good = [(c.name, c.arguments) for c in reading.calls if c.ok and c.name]
