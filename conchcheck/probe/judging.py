@@ -24,7 +24,7 @@ from conchcheck.core.matching import Judgement, judge
 from conchcheck.core.reasoning import reasoning_fix, split_reasoning
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import ChoiceMode, Tool
-from conchcheck.core.unparsed import ParseFailure, read_failed_generation
+from conchcheck.core.unparsed import ParseFailure
 from conchcheck.core.words import WordsCall, read_calls
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
@@ -93,14 +93,6 @@ def unanswered(
         case Unparsed(failure, partial):
             return _unparsed(
                 cell_id, stage, case, exchange, failure, partial, tools, prompt, **fields
-            )
-        case Refused(refusal, partial) if (failed := read_failed_generation(refusal)) is not None:
-            # Groq's 400 tool_use_failed: the model generated, and Groq's parser couldn't make
-            # calls of it. The refusal stays the record (kind tools: words are the cure); the
-            # cell reads the failed generation as the model's words, as a tolerant client would
-            # (vector groq-tool-use-failed-carries-failed-generation).
-            return _unparsed(
-                cell_id, stage, case, exchange, failed, partial, tools, prompt, **fields
             )
         case Refused(refusal):
             return exchange_cell(

@@ -11,7 +11,7 @@ from typing import TypeAlias
 
 from conchcheck.core.jsontypes import JsonObject
 from conchcheck.core.refusals import Refusal
-from conchcheck.core.unparsed import ParseFailure
+from conchcheck.core.unparsed import ParseFailure, read_failed_generation
 from conchcheck.wire.chat import Reply
 
 
@@ -60,7 +60,9 @@ class Refused:
 
 @dataclass(frozen=True, slots=True)
 class Unparsed:
-    """The model answered, but the server couldn't parse its output (a 5xx saying so).
+    """The model answered, but the server couldn't parse its output: a 5xx saying so
+    (llama-server), or a refusal carrying the model's failed generation (Groq's
+    ``tool_use_failed``).
 
     Not a refusal: the request and its tools were accepted, and the model generated. At
     temperature 0 the same request gets the same output, so it is never sent again.
@@ -69,6 +71,20 @@ class Unparsed:
     failure: ParseFailure
     partial: Reply | None = None
     """What a 2xx stream carried before its error event: the output as the server streamed it."""
+    refusal: Refusal | None = None
+    """The refusal it came as, classified (Groq's is kind ``tools``: words are the cure), kept
+    as the record."""
+
+
+def refused(refusal: Refusal, partial: Reply | None = None) -> Refused | Unparsed:
+    """The outcome of a refusal: ``Unparsed`` when it carries the model's failed generation
+    (vectors groq-tool-use-failed-carries-failed-generation and
+    groq-stream-error-event-with-status-200), so every stage reads it as output the server
+    couldn't parse, the request accepted; else ``Refused``."""
+    generated = read_failed_generation(refusal)
+    if generated is None:
+        return Refused(refusal, partial)
+    return Unparsed(generated, partial, refusal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +144,9 @@ class Exchange:
 
     @property
     def refusal(self) -> Refusal | None:
-        """The classified refusal, when the provider refused."""
-        return self.outcome.refusal if isinstance(self.outcome, Refused) else None
+        """The classified refusal, when the provider refused, or sent as a refusal the output
+        it couldn't parse (Groq's tool_use_failed: ``Unparsed.refusal``)."""
+        return self.outcome.refusal if isinstance(self.outcome, Refused | Unparsed) else None
 
     @property
     def unparsed(self) -> ParseFailure | None:

@@ -39,6 +39,7 @@ from conchcheck.wire.exchange import (
     WireError,
     WireErrorKind,
     carried,
+    refused,
 )
 from conchcheck.wire.framing import (
     Body,
@@ -309,7 +310,7 @@ class Wire:
             # The refusal's fields are read out of JSON, so a key escaped there (\u0073k-…)
             # comes back whole: scrubbed again as read.
             refusal = scrub_value(classify(status, whole, dict(response.headers)), secrets)
-            return _Attempt(Refused(refusal), status, text)
+            return _Attempt(refused(refusal), status, text)
         if reducer is None and (deep := text_too_deep(decoded)) is not None:
             return progress.cut(too_deep(deep))
         del decoded
@@ -337,7 +338,7 @@ class Wire:
             failure = read_parse_failure(status, inner.message, in_stream=True)
             if failure is not None:
                 return _Attempt(Unparsed(failure, reply), status, text)
-            return _Attempt(Refused(inner, reply), status, text)
+            return _Attempt(refused(inner, reply), status, text)
         return _Attempt(Replied(reply), status, text)
 
 

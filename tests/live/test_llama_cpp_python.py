@@ -29,6 +29,7 @@ llama_cpp/server/app.py in the 0.3.36 sdist) and from requests made by hand (cur
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,11 +139,14 @@ def test_streaming_fails_once_a_function_is_chosen(probed: dict[str, Any]) -> No
     assert sorted(checks) == ["forced-choice", "no-tool-needed", "remember-fact", "weather-enum"]
     # Streamed with a function forced, the handler writes no call where the whole reply
     # called it (recorded 2026-12-04, llama-cpp-python.focus).
+    # Whether the whole reply's arguments needed a repair varies from run to run (a pass in
+    # the recording, pass_after_repair in a CI run of 2026-12-05): the call is there either way.
     forced = checks["forced-choice"]
-    assert (forced.outcome, forced.detail) == (
-        Outcome.NO_CALL,
-        "Streamed: no_call; whole: pass. expected remember; got no call",
-    )
+    assert forced.outcome is Outcome.NO_CALL
+    assert re.fullmatch(
+        r"Streamed: no_call; whole: pass(_after_repair)?\. expected remember; got no call",
+        forced.detail,
+    ), forced.detail
     weather = checks["weather-enum"]
     assert weather.outcome is Outcome.ERROR
     assert weather.detail == (

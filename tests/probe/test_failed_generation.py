@@ -20,7 +20,8 @@ from conchcheck.matrix import load_matrix
 from conchcheck.probe.judging import judge_native
 from conchcheck.results import Cell, Outcome
 from conchcheck.wire.chat import ChatRequest, Finding, Message, Reply, Role
-from conchcheck.wire.exchange import Exchange, Refused
+from conchcheck.wire.exchange import Exchange
+from conchcheck.wire.exchange import refused as as_outcome
 from tests.emulators.model import ignores_tools
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.server import EmulatorServer, Handler, Response
@@ -52,7 +53,8 @@ def judged(exchange: Exchange, prompt_id: str) -> Cell:
 
 
 def refused(status: int, body: str, partial: Reply | None = None) -> Exchange:
-    outcome = Refused(classify(status, body), partial)
+    # As the transport makes it: a refusal carrying a failed generation is output unparsed.
+    outcome = as_outcome(classify(status, body), partial)
     return Exchange("POST", "https://api.groq.com/openai/v1/chat/completions", {}, {}, outcome)
 
 

@@ -13,6 +13,7 @@ import pytest
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.tools import Tool
 from conchcheck.wire.chat import ChatRequest, Finish, Message, Role
+from conchcheck.wire.exchange import Unparsed
 from conchcheck.wire.keys import Secret
 from conchcheck.wire.openai import OpenAIAdapter
 from conchcheck.wire.providers import parse_target
@@ -182,14 +183,6 @@ def test_cut_off_reply(serve: Serve) -> None:
             429,
             id="quota-never-retried",
         ),
-        pytest.param(
-            OpenAIEmulator(
-                ignores_tools(), queue=[refusal("groq-tool-use-failed-carries-failed-generation")]
-            ),
-            RefusalKind.TOOLS,
-            400,
-            id="groq-tool-use-failed",
-        ),
     ],
 )
 def test_refusals_are_classified_and_not_retried(
@@ -206,6 +199,28 @@ def test_refusals_are_classified_and_not_retried(
         [],
     )
     assert len(server.received) == 1
+
+
+def test_a_refusal_carrying_the_models_generation_is_output_unparsed(serve: Serve) -> None:
+    # Groq's 400 tool_use_failed: the model generated and Groq's parser failed. The request
+    # was accepted; the refusal (kind tools) is kept as the record; nothing is sent again.
+    vector_id = "groq-tool-use-failed-carries-failed-generation"
+    server = serve(OpenAIEmulator(ignores_tools(), queue=[refusal(vector_id)]))
+    sleeps = Sleeps()
+    exchange = send(server, ask(), sleeps=sleeps)
+    outcome = exchange.outcome
+    assert isinstance(outcome, Unparsed) and outcome.refusal is not None
+    assert (outcome.refusal.kind, outcome.failure.status, outcome.failure.output) == (
+        RefusalKind.TOOLS,
+        400,
+        '<function=brave_search>{"query": "Hello!"}</function>',
+    )
+    assert (exchange.refusal, exchange.attempts, sleeps.waits, len(server.received)) == (
+        outcome.refusal,
+        1,
+        [],
+        1,
+    )
 
 
 def test_schema_refusal_names_the_place(serve: Serve) -> None:
