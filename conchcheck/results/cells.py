@@ -49,8 +49,9 @@ class Outcome(Name):
     UNWANTED_CALL = "unwanted_call"
     CUT_OFF = "cut_off"
     UNPARSED_BY_SERVER = "unparsed_by_server"
-    """The model answered, and the server couldn't parse its output (a 5xx saying so): the
-    model's answer, never a refusal; a dialect cell so answered was accepted."""
+    """The model answered, and the server couldn't parse its output (a 5xx saying so, or a
+    refusal carrying the failed generation, Groq's tool_use_failed, kept as the record): the
+    model's answer; a dialect cell so answered was accepted."""
     NOT_HONOURED = "not_honoured"
     """A knob cell: the endpoint took the knob and did not do what it says (ignored, or strict
     mode failing open), or call ids or exact arguments came back broken."""
