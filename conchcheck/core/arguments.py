@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from conchcheck.core.nesting import depth_of
 from conchcheck.core.patterns import matches
 from conchcheck.core.problems import Problem, ProblemKind, check, message, problem
-from conchcheck.core.repair import MAX_DEPTH, Repair, Unreadable, depth_of, read_json
+from conchcheck.core.repair import MAX_DEPTH, Repair, Unreadable, read_json
 from conchcheck.core.schemas import follow_refs, nullable_branch, types_of
 
 MAX_UNWRAP = 3

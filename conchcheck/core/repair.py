@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from conchcheck.core.nesting import depth_of
 from conchcheck.errors import ConchcheckError
 
 MAX_SIZE = 1 << 20
@@ -116,25 +117,6 @@ def _finite(text: str) -> float:
 
 
 _INFINITY = float("inf")
-
-
-def depth_of(value: Any) -> int:
-    """How deeply lists and objects nest in ``value`` (a scalar is 0, ``[]`` is 1)."""
-    # Level by level, keeping only containers: about half the cost of json.loads itself
-    # (bench/reader.py), and only paid by text with more brackets than the limit.
-    if type(value) is not dict and type(value) is not list:
-        return 0
-    level, depth = [value], 0
-    while level:
-        depth += 1
-        deeper = []
-        for node in level:
-            for child in node.values() if type(node) is dict else node:
-                kind = type(child)
-                if kind is dict or kind is list:
-                    deeper.append(child)
-        level = deeper
-    return depth
 
 
 _WHITESPACE = re.compile(r"[ \t\r\n\ufeff]*")
