@@ -337,6 +337,44 @@ CASES = [
     ),
 ]  # fmt: skip
 
+# Issue 22's JSON, pythonic and prose-shaped families; sources and the engine each rule follows
+# are in docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md
+# and call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md.
+CASES += [
+    # -- Mistral v11+ as vLLM's Mistral tokenizer decodes it: [ARGS] dropped, the name runs to
+    # the first "{" (vLLM mistral_tool_parser.py; mistral-common grammar_factory.py). The same
+    # tokens as "name[ARGS]{…}", so the same form. No closer: the value ends the call.
+    pytest.param(
+        '[TOOL_CALLS]get_weather{"city": "Paris", "days": 2}',
+        "", [("mistral", "get_weather", {"city": "Paris", "days": 2}, None)],
+        id="mistral-compact-no-args-marker",
+    ),
+    pytest.param(
+        'Checking both.[TOOL_CALLS]get_weather{"city": "Oslo"}[TOOL_CALLS]toggle'
+        '{"enabled": true, "level": null} Back soon.',
+        "Checking both. Back soon.",
+        [("mistral", "get_weather", {"city": "Oslo"}, None),
+         ("mistral", "toggle", {"enabled": True, "level": None}, None)],
+        id="mistral-compact-repeated-marker-words-around",
+    ),
+    pytest.param(
+        '[TOOL_CALLS]write_file{"path": "a.md", "content": "use [TOOL_CALLS]x{ or [ARGS] } here"}',
+        "", [("mistral", "write_file",
+              {"path": "a.md", "content": "use [TOOL_CALLS]x{ or [ARGS] } here"}, None)],
+        id="mistral-compact-markers-and-braces-inside-a-string",
+    ),
+    pytest.param(
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Rome"}}]\nAnything else?',
+        "\nAnything else?", [("mistral", "get_weather", {"city": "Rome"}, None)],
+        id="mistral-list-then-words",
+    ),
+    pytest.param(
+        '[TOOL_CALLS]toggle[ARGS]{"enabled": false, "tags": ["a]", "[b"]}</s>',
+        "", [("mistral", "toggle", {"enabled": False, "tags": ["a]", "[b"]}, None)],
+        id="mistral-args-brackets-inside-strings-then-its-closer",
+    ),
+]  # fmt: skip
+
 
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
@@ -386,6 +424,18 @@ CUT = [
          '"}', "2<|close|>", '"}', '"}', "2}"],
         strict=True,
     )
+]  # fmt: skip
+
+
+# (case id, where its last call's arguments are complete) for issue 22's families.
+CUT += [
+    pytest.param(c.values[0], c.values[0].rindex(done), id=c.id)
+    for c in CASES
+    for key, done in {
+        "mistral-compact-no-args-marker": "2}",
+        "mistral-compact-repeated-marker-words-around": "null}",
+    }.items()
+    if c.id == key
 ]  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offer
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
     DSML_VALUES,
+    GEMMA_QUOTE,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
@@ -65,6 +66,11 @@ class Block:
     role: BlockRole = BlockRole.CALLS
     implied: str = ""
     """Head text the opener stands for (a Harmony reply opening with its recipient)."""
+    balanced: bool = False
+    """The end of the first bracketed value in it ends it (the format writes no closer)."""
+    raw: str = GEMMA_QUOTE
+    inert: tuple[str, ...] = ()
+    """Literals that begin with a bracket but open no value (see ``Lexer``)."""
 
     def lexer(self) -> Lexer:
         """A fresh lexer for this block's body."""
@@ -73,6 +79,9 @@ class Block:
             strings=self.strings,
             values=self.values,
             again=self.again,
+            balanced=self.balanced,
+            raw=self.raw,
+            inert=self.inert,
         )
 
     def after_head(self, head: str) -> Block:
@@ -150,7 +159,17 @@ BLOCKS: tuple[Block, ...] = (
         _framed(sections.llama4),
         ("<|python_end|>",),
     ),
-    Block("[TOOL_CALLS]", CallForm.MISTRAL, _framed(sections.mistral), ("</s>",), to_end=True),
+    # Mistral writes no closer: the first value after the name ends the call, and what
+    # follows is words (vLLM's mistral parser; mistral-common's v11+ tool-call grammar).
+    Block(
+        "[TOOL_CALLS]",
+        CallForm.MISTRAL,
+        _framed(sections.mistral),
+        ("</s>",),
+        to_end=True,
+        balanced=True,
+        inert=("[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"),
+    ),
     Block(
         "<｜tool▁calls▁begin｜>",
         CallForm.DEEPSEEK_V31,

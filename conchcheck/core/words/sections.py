@@ -31,6 +31,7 @@ _GEMMA_NAME = re.compile(r"\s*(?:call:)?([A-Za-z_][\w.\-]{0,199})\s*")
 _GEMMA_KEY = re.compile(
     r'("(?:[^"\\]|\\.)*")|([{,]\s*)([^\s:{}\[\],"][^:{}\[\],"\n]{0,200}?)\s*(?=:)'
 )
+_MISTRAL_NAME = re.compile(r"\s*([A-Za-z_][\w.\-]{0,199})\s*(?=\{)")
 _KIMI_ID = re.compile(r"\s*(?:functions\.)?([^\s:]{1,200})(?::\d{1,6})?\s*\Z")
 
 
@@ -114,19 +115,27 @@ def llama4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsC
 
 def mistral(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """Mistral: a JSON list after ``[TOOL_CALLS]`` (before v11), or ``name[ARGS]{…}`` pieces,
-    with ``[CALL_ID]id`` between them in some templates (v11 and later).
+    with ``[CALL_ID]id`` between them in some templates (v11 and later), or ``name{…}`` as
+    vLLM's Mistral tokenizer decodes the same tokens (it drops ``[ARGS]``).
     """
     calls: list[WordsCall] = []
     pieces = [piece for piece in _split(text, "[TOOL_CALLS]") if piece.strip()]
     for i, piece in enumerate(pieces):
         cut = cut_off and i == len(pieces) - 1
         found = Lexer(("[ARGS]",)).find(piece)
-        if found is None:
+        compact = _MISTRAL_NAME.match(piece)
+        if found is not None:
+            name = piece[: found[0]].partition("[CALL_ID]")[0].strip()
+            arguments = piece[found[0] + len("[ARGS]") :]
+            calls += function_tag(reader, name, arguments, raw, cut_off=cut)
+        elif compact is not None:
+            # vLLM's mistral parser: the name runs to the first "{" (mistral_tool_parser.py).
+            body = piece[compact.end() :]
+            calls += reader.named(compact.group(1), body, CallForm.MISTRAL, raw, cut_off=cut)
+        elif cut and not piece.strip().startswith(("[", "{")):
+            calls.append(cut_call(CallForm.MISTRAL, raw))  # cut before its arguments began
+        else:
             calls += reader.json_body(piece, CallForm.MISTRAL, raw, cut_off=cut)
-            continue
-        name = piece[: found[0]].partition("[CALL_ID]")[0].strip()
-        arguments = piece[found[0] + len("[ARGS]") :]
-        calls += function_tag(reader, name, arguments, raw, cut_off=cut)
     return [replace(c, form=CallForm.MISTRAL) for c in calls] or [
         reader.failed(CallForm.MISTRAL, raw, "Your tool call is empty.")
     ]
