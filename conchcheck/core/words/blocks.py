@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from conchcheck.core.words import markup, sections
+from conchcheck.core.words import lists, markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
@@ -225,6 +225,25 @@ BLOCKS: tuple[Block, ...] = (
         calls_close=True,
     ),
     Block("<|tool_call>", CallForm.GEMMA4, _framed(sections.gemma4), ("<tool_call|>",)),
+    # Issue 22: LFM2, Granite 3, Hunyuan A13B, Cohere Command R7B / A, FunctionGemma. A list
+    # is read as a value, so its own end ends it (``lists``); Granite 3 writes no closer.
+    Block("<|tool_call_start|>", CallForm.LFM2, _framed(lists.lfm2), ("<|tool_call_end|>",)),
+    Block("<|tool_call|>", CallForm.GRANITE, _framed(lists.granite), balanced=True),
+    Block(
+        "<tool_calls>",
+        CallForm.HUNYUAN,
+        _framed(lists.hunyuan),
+        ("</tool_calls>",),
+        values=(GLM_VALUES,),
+    ),
+    Block("<|START_ACTION|>", CallForm.COHERE, _framed(lists.cohere), ("<|END_ACTION|>",)),
+    Block(
+        "<start_function_call>",
+        CallForm.FUNCTIONGEMMA,
+        _framed(sections.functiongemma),
+        ("<end_function_call>",),
+        raw=sections.FUNCTIONGEMMA_QUOTE,
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -262,6 +281,26 @@ BLOCKS: tuple[Block, ...] = (
         ("<|close|>think<|sep|>",),
         strings=False,
         role=BlockRole.REASONING,
+    ),
+    # Cohere Command R7B / A plan in a thinking block (their template; llama.cpp's Command
+    # R7B parser and vLLM's cohere_command parsers take it as reasoning).
+    Block(
+        "<|START_THINKING|>",
+        CallForm.COHERE,
+        None,
+        ("<|END_THINKING|>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
+    # FunctionGemma ends a calling turn with "<start_function_response>" (Ollama's renderer):
+    # a bare one is the turn's end, one with a body a result the model made up.
+    Block(
+        "<start_function_response>",
+        CallForm.FUNCTIONGEMMA,
+        None,
+        ("<end_function_response>",),
+        strings=False,
+        role=BlockRole.RESPONSE,
     ),
     Block(
         "<tool_response>",
@@ -336,6 +375,9 @@ def fence_calls(
         form = CallForm.TOOL_CALL_FENCE
     elif names_offered_tool(body, reader.tools):
         form = CallForm.FENCE
+    elif lists.is_cohere_action(body, reader.tools):
+        # Command R+ writes "Action:" and its list in a json fence (its tool_use template).
+        return lists.cohere(reader, body.rstrip("`"), raw, cut_off=cut_off), ""
     else:
         return [], raw
     return reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), ""

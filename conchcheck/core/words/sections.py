@@ -22,6 +22,7 @@ KIMI_CALL = "<|tool_call_begin|>"
 KIMI_CALL_END = "<|tool_call_end|>"
 KIMI_ARGUMENTS = "<|tool_call_argument_begin|>"
 GEMMA_QUOTE = '<|"|>'
+FUNCTIONGEMMA_QUOTE = "<escape>"
 
 _FENCED = re.compile(r"\A\s*```[A-Za-z]{0,10}\s*\n?(.*?)\n?\s*(?:```\s*)?\Z", re.S)
 # A function's recipient is "functions.NAME"; "browser.search" or "python" are built-in tools,
@@ -98,6 +99,16 @@ def gemma4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsC
     return reader.named(
         match.group(1), _gemma_json(text[match.end() :]), CallForm.GEMMA4, raw, cut_off=cut_off
     )
+
+
+def functiongemma(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """FunctionGemma: ``call:name{key:<escape>text<escape>,n:3}``, Gemma 4's shape with
+    ``<escape>`` around strings (Ollama's functiongemma renderer and parser)."""
+    match = _GEMMA_NAME.match(text)
+    if match is None:
+        return [reader.failed(CallForm.FUNCTIONGEMMA, raw, "Your tool call names no function.")]
+    body = _gemma_json(text[match.end() :], FUNCTIONGEMMA_QUOTE)
+    return reader.named(match.group(1), body, CallForm.FUNCTIONGEMMA, raw, cut_off=cut_off)
 
 
 def llama4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
@@ -182,16 +193,17 @@ def _split(text: str, separator: str) -> list[str]:
     return pieces
 
 
-def _gemma_json(text: str) -> str:
-    """Gemma 4's argument object with each ``<|"|>``-quoted string written as JSON text."""
+def _gemma_json(text: str, quote: str = GEMMA_QUOTE) -> str:
+    """Gemma 4's argument object with each ``<|"|>``-quoted (or FunctionGemma's
+    ``<escape>``-quoted) string written as JSON text."""
     out: list[str] = []
     pos = 0
-    while (start := text.find(GEMMA_QUOTE, pos)) >= 0:
-        end = text.find(GEMMA_QUOTE, start + len(GEMMA_QUOTE))
+    while (start := text.find(quote, pos)) >= 0:
+        end = text.find(quote, start + len(quote))
         if end < 0:
             break
-        out += [text[pos:start], quoted(text[start + len(GEMMA_QUOTE) : end])]
-        pos = end + len(GEMMA_QUOTE)
+        out += [text[pos:start], quoted(text[start + len(quote) : end])]
+        pos = end + len(quote)
     out.append(text[pos:])
     # Keys are written bare and may hold spaces ("Basic LLM Chain:{…}", ollama/ollama#18390;
     # the template's format_argument with escape_keys=False): quote every one.
