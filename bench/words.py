@@ -34,6 +34,8 @@ OPENERS = [
     "<tool_call>", "```", "[TOOL_CALLS]", "<function=", "<|python_tag|>", '<tool_call>{"a": "',
     "<｜tool▁calls▁begin｜>", "<｜DSML｜function_calls>", "<|tool_calls_section_begin|>",
     "<|channel|>", "<|tool_call>", "<think>", "<parameter=x>", "</think>",
+    "<|tool_call_start|>", "<|tool_call|>[", "<tool_calls>", "functools[", "<|START_ACTION|>",
+    "<start_function_call>call:f{a:<escape>", "[TOOL_CALLS]f{",
 ]  # fmt: skip
 
 

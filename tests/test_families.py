@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.words import WordsReader, read_calls
+from conchcheck.core.words.forms import CALL_FORMAT
 
 TOOLS = [
     {
@@ -57,6 +58,13 @@ TOOLS = [
 ]
 
 PARIS = {"city": "Paris"}
+
+
+def fails(problem: str) -> str:
+    """A failed call's message."""
+    return f"{problem} Write each call as {CALL_FORMAT}"
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 DS_CALL, DS_CALL_END, DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 K2_BEGIN, K2_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
@@ -337,6 +345,244 @@ CASES = [
     ),
 ]  # fmt: skip
 
+# Issue 22's JSON, pythonic and prose-shaped families; sources and the engine each rule follows
+# are in docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md
+# and call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md.
+CASES += [
+    # -- Mistral v11+ as vLLM's Mistral tokenizer decodes it: [ARGS] dropped, the name runs to
+    # the first "{" (vLLM mistral_tool_parser.py; mistral-common grammar_factory.py). The same
+    # tokens as "name[ARGS]{…}", so the same form. No closer: the value ends the call.
+    pytest.param(
+        '[TOOL_CALLS]get_weather{"city": "Paris", "days": 2}',
+        "", [("mistral", "get_weather", {"city": "Paris", "days": 2}, None)],
+        id="mistral-compact-no-args-marker",
+    ),
+    pytest.param(
+        'Checking both.[TOOL_CALLS]get_weather{"city": "Oslo"}[TOOL_CALLS]toggle'
+        '{"enabled": true, "level": null} Back soon.',
+        "Checking both. Back soon.",
+        [("mistral", "get_weather", {"city": "Oslo"}, None),
+         ("mistral", "toggle", {"enabled": True, "level": None}, None)],
+        id="mistral-compact-repeated-marker-words-around",
+    ),
+    pytest.param(
+        '[TOOL_CALLS]write_file{"path": "a.md", "content": "use [TOOL_CALLS]x{ or [ARGS] } here"}',
+        "", [("mistral", "write_file",
+              {"path": "a.md", "content": "use [TOOL_CALLS]x{ or [ARGS] } here"}, None)],
+        id="mistral-compact-markers-and-braces-inside-a-string",
+    ),
+    pytest.param(
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Rome"}}]\nAnything else?',
+        "\nAnything else?", [("mistral", "get_weather", {"city": "Rome"}, None)],
+        id="mistral-list-then-words",
+    ),
+    pytest.param(
+        '[TOOL_CALLS]toggle[ARGS]{"enabled": false, "tags": ["a]", "[b"]}</s>',
+        "", [("mistral", "toggle", {"enabled": False, "tags": ["a]", "[b"]}, None)],
+        id="mistral-args-brackets-inside-strings-then-its-closer",
+    ),
+    # -- LFM2 / LFM2.5 (LFM2.5 template as copied in llama.cpp models/templates; vLLM lfm2 parser;
+    # llama.cpp common/parsers/lfm2.cpp): one pythonic list per block, JSON literals inside the
+    # mappings the template writes with tojson, a JSON list form; words after the block stay.
+    pytest.param(
+        "<|tool_call_start|>[get_weather(city=\"Paris\"), get_weather(city='Rome', days=2)]"
+        "<|tool_call_end|>Checking both.",
+        "Checking both.",
+        [("lfm2", "get_weather", PARIS, None),
+         ("lfm2", "get_weather", {"city": "Rome", "days": 2}, None)],
+        id="lfm2-two-calls-one-list-words-after",
+    ),
+    pytest.param(
+        "<think>Use the tool.</think><|tool_call_start|>[toggle(enabled=True, options="
+        "{\"deep\": true, \"note\": null}, tags=['a', 'b'], level=0.5)]<|tool_call_end|>",
+        "<think>Use the tool.</think>",
+        [("lfm2", "toggle", {"enabled": True, "options": {"deep": True, "note": None},
+                             "tags": ["a", "b"], "level": 0.5}, None)],
+        id="lfm2-python-and-json-literals-after-thinking",
+    ),
+    pytest.param(
+        "<|tool_call_start|>[write_file(path=\"a.py\", content=\"print('<|tool_call_end|>')\\n\")]"
+        "<|tool_call_end|>",
+        "", [("lfm2", "write_file", {"path": "a.py", "content": "print('<|tool_call_end|>')\n"},
+              None)],
+        id="lfm2-end-marker-inside-a-string",
+    ),
+    # SGLang fails a call with a value given without its name; vLLM drops the value silently.
+    pytest.param(
+        "<|tool_call_start|>[get_weather(\"Paris\")]<|tool_call_end|>",
+        "", [("lfm2", "get_weather", None,
+              fails("Your call to get_weather gives values without their names."))],
+        id="lfm2-positional-value-fails-the-call",
+    ),
+    pytest.param(
+        'Sure.<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Oslo"}}]'
+        "<|tool_call_end|>",
+        "Sure.", [("lfm2", "get_weather", {"city": "Oslo"}, None)],
+        id="lfm2-json-list-form",
+    ),
+    pytest.param(
+        '<think>Could <|tool_call_start|>[get_weather(city="X")]<|tool_call_end|></think>No.',
+        '<think>Could <|tool_call_start|>[get_weather(city="X")]<|tool_call_end|></think>No.', [],
+        id="lfm2-call-inside-thinking-is-reasoning",
+    ),
+    # -- IBM Granite 3.x (Granite 3.3 template copy; vLLM granite parser; llama.cpp
+    # common_chat_parse_granite): a JSON list after <|tool_call|>, no closer; words before it
+    # (llama.cpp) and after its own "]" stay words (vLLM and llama.cpp lose the call there).
+    pytest.param(
+        'Let me check.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "toggle", "arguments": {"enabled": true}}]\nDone.',
+        "Let me check.\nDone.",
+        [("granite", "get_weather", PARIS, None), ("granite", "toggle", {"enabled": True}, None)],
+        id="granite-words-before-and-after-the-list",
+    ),
+    pytest.param(
+        '<|tool_call|>[{"name": "write_file", "arguments": {"path": "t.md", "content": '
+        '"<|tool_call|>[] and ] and </tool_call>"}}]',
+        "", [("granite", "write_file",
+              {"path": "t.md", "content": "<|tool_call|>[] and ] and </tool_call>"}, None)],
+        id="granite-markers-and-brackets-inside-a-string",
+    ),
+    pytest.param(
+        '<|tool_call|>[\n    {\n        "name": "get_weather",\n        "arguments": {\n'
+        '            "city": "Lima",\n            "days": 3\n        }\n    }\n]',
+        "", [("granite", "get_weather", {"city": "Lima", "days": 3}, None)],
+        id="granite-pretty-printed-list",
+    ),
+    pytest.param(
+        '<think>I need the tool.</think><|tool_call|>[{"name": "get_weather", "arguments": '
+        '{"city": "Oslo"}}]',
+        "<think>I need the tool.</think>", [("granite", "get_weather", {"city": "Oslo"}, None)],
+        id="granite-think-then-call",
+    ),
+    # -- Hunyuan A13B (vLLM examples/tool_chat_template_hunyuan_a13b.jinja; vLLM hunyuan_a13b
+    # parser, SGLang's older hunyuan detector): a JSON list in <tool_calls>, read as JSON so a
+    # closer inside a string is text (both engines cut there); words after it stay (SGLang).
+    pytest.param(
+        'Checking.<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}, '
+        '{"name": "toggle", "arguments": {"enabled": false}}]</tool_calls>Done.',
+        "Checking.Done.",
+        [("hunyuan", "get_weather", {"city": "Paris", "days": 3}, None),
+         ("hunyuan", "toggle", {"enabled": False}, None)],
+        id="hunyuan-two-calls-words-around",
+    ),
+    pytest.param(
+        '<tool_calls>[{"name": "write_file", "arguments": "{\\"path\\": \\"a\\", \\"content\\": '
+        '\\"</tool_calls> ends it\\"}"}]</tool_calls>',
+        "", [("hunyuan", "write_file", {"path": "a", "content": "</tool_calls> ends it"}, None)],
+        id="hunyuan-closer-inside-arguments-written-as-json-text",
+    ),
+    pytest.param(
+        '<think>\nI could write <tool_calls>[{"name": "get_weather", "arguments": {"city": "X"}}]'
+        "</tool_calls>\n</think>\n<answer>\nNo tool needed.\n</answer>",
+        '<think>\nI could write <tool_calls>[{"name": "get_weather", "arguments": {"city": "X"}}]'
+        "</tool_calls>\n</think>\n<answer>\nNo tool needed.\n</answer>",
+        [],
+        id="hunyuan-call-inside-think-is-reasoning",
+    ),
+    # -- Phi-4-mini (vLLM examples/tool_chat_template_phi4_mini.jinja, "no closing marker";
+    # vLLM phi4mini parser; llama.cpp's FireFunction v2 parser reads the list as JSON)
+    pytest.param(
+        'functools[{"name": "get_weather", "arguments": {"city": "Cairo", "days": 2}}, '
+        '{"name": "write_file", "parameters": {"path": "t.md", "content": "- [x] done"}}] Done.',
+        " Done.",
+        [("phi4_mini", "get_weather", {"city": "Cairo", "days": 2}, None),
+         ("phi4_mini", "write_file", {"path": "t.md", "content": "- [x] done"}, None)],
+        id="phi4-functools-list-bracket-in-a-string-words-after",
+    ),
+    # Read only where it opens the reply: "functools" begins with no markup character, and
+    # words already shown can't be taken back (llama.cpp reads " functools[" after words).
+    pytest.param(
+        'I will look. functools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
+        'I will look. functools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]', [],
+        id="phi4-functools-after-words-stays-words",
+    ),
+    # -- xLAM (vLLM examples/tool_chat_template_xlam_llama.jinja asks for one JSON array;
+    # vLLM xlam parser): the list's own end ends it, so words after it stay words (vLLM loses
+    # the call there). Nothing marks the list as xLAM's: it is plain JSON, bare or fenced.
+    pytest.param(
+        '[{"name": "get_weather", "arguments": {"city": "Oslo", "days": 1}}, {"name": "toggle", '
+        '"arguments": {"enabled": true, "level": 0.25}}]\nAnything else?',
+        "\nAnything else?",
+        [("bare_json", "get_weather", {"city": "Oslo", "days": 1}, None),
+         ("bare_json", "toggle", {"enabled": True, "level": 0.25}, None)],
+        id="xlam-bare-list-then-words",
+    ),
+    pytest.param(
+        'Let me check.\n```json\n[{"name": "get_weather", "arguments": {"city": "Lima"}}]\n```\n'
+        "One moment.",
+        "Let me check.\n\nOne moment.", [("fence", "get_weather", {"city": "Lima"}, None)],
+        id="xlam-fenced-list-words-around",
+    ),
+    pytest.param("[]", "[]", [], id="xlam-empty-list-is-words"),
+    pytest.param(
+        '[1, 2] are the options; {"name": "x"} too.', '[1, 2] are the options; {"name": "x"} too.',
+        [], id="json-then-words-naming-no-tool-is-words",
+    ),
+    # -- Cohere Command R7B / A (R7B template copy in llama.cpp models/templates; llama.cpp
+    # common_chat_parse_command_r7b and Ollama's cohere parser read the list as JSON; cohere
+    # melody and SGLang cut at the first <|END_ACTION|>): thinking is reasoning
+    pytest.param(
+        "<|START_THINKING|>I will look up Oslo.<|END_THINKING|><|START_ACTION|>[\n"
+        '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Oslo", '
+        '"days": 1}},\n    {"tool_call_id": "1", "tool_name": "toggle", "parameters": '
+        '{"enabled": true}}\n]<|END_ACTION|>',
+        "<|START_THINKING|>I will look up Oslo.<|END_THINKING|>",
+        [("cohere", "get_weather", {"city": "Oslo", "days": 1}, None),
+         ("cohere", "toggle", {"enabled": True}, None)],
+        id="cohere-thinking-then-two-actions",
+    ),
+    pytest.param(
+        'Let me check.<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "write_file", '
+        '"parameters": {"path": "n.txt", "content": "ends with <|END_ACTION|> here"}}]'
+        "<|END_ACTION|>Anything else?",
+        "Let me check.Anything else?",
+        [("cohere", "write_file", {"path": "n.txt", "content": "ends with <|END_ACTION|> here"},
+          None)],
+        id="cohere-end-action-inside-a-string-words-around",
+    ),
+    # Command R+ (vLLM examples/command_r_tool_chat_template.jinja): "Action:" and the list in a
+    # json fence with no newline before its end; the label stays words.
+    pytest.param(
+        'Action:\n```json\n[\n    {\n        "tool_name": "get_weather",\n        "parameters": {\n'
+        '            "city": "Rome",\n            "days": 2\n        }\n    }\n]```',
+        "Action:\n", [("cohere", "get_weather", {"city": "Rome", "days": 2}, None)],
+        id="cohere-r-plus-action-fence",
+    ),
+    pytest.param(
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "directly-answer", "parameters": {}}]'
+        "<|END_ACTION|><|START_RESPONSE|>It is 4.<|END_RESPONSE|>",
+        "<|START_RESPONSE|>It is 4.<|END_RESPONSE|>", [],
+        id="cohere-directly-answer-is-no-call",
+    ),
+    # -- FunctionGemma (Ollama model/renderers/functiongemma.go and model/parsers/
+    # functiongemma.go; vLLM functiongemma parser): Gemma 4's shape with <escape> strings, raw
+    # inside; bare numbers and booleans read (Ollama; vLLM drops them); a turn ends with
+    # <start_function_response>, and a response the model writes itself is dropped.
+    pytest.param(
+        "Sure.<start_function_call>call:get_weather{city:<escape>Lima<escape>,days:2}"
+        "<end_function_call><start_function_call>call:toggle{enabled:true,level:0.5,"
+        "tags:[<escape>a<escape>]}<end_function_call><start_function_response>",
+        "Sure.",
+        [("functiongemma", "get_weather", {"city": "Lima", "days": 2}, None),
+         ("functiongemma", "toggle", {"enabled": True, "level": 0.5, "tags": ["a"]}, None)],
+        id="functiongemma-two-calls-bare-values-then-response-marker",
+    ),
+    pytest.param(
+        "<start_function_call>call:write_file{content:<escape>x}, y: <end_function_call> {z}"
+        "<escape>,path:<escape>a.txt<escape>}<end_function_call>",
+        "", [("functiongemma", "write_file",
+              {"content": "x}, y: <end_function_call> {z}", "path": "a.txt"}, None)],
+        id="functiongemma-closer-braces-commas-inside-escape",
+    ),
+    pytest.param(
+        "<start_function_call>call:get_weather{city:<escape>Oslo<escape>,days:<escape>3<escape>}"
+        "<end_function_call><start_function_response>response:get_weather{temp:9}"
+        "<end_function_response>It is 9.",
+        "It is 9.", [("functiongemma", "get_weather", {"city": "Oslo", "days": 3}, None)],
+        id="functiongemma-escaped-number-typed-made-up-response-dropped",
+    ),
+]  # fmt: skip
+
 
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
@@ -386,6 +632,25 @@ CUT = [
          '"}', "2<|close|>", '"}', '"}', "2}"],
         strict=True,
     )
+]  # fmt: skip
+
+
+# (case id, where its last call's arguments are complete) for issue 22's families.
+CUT += [
+    pytest.param(c.values[0], c.values[0].rindex(done), id=c.id)
+    for c in CASES
+    for key, done in {
+        "mistral-compact-no-args-marker": "2}",
+        "mistral-compact-repeated-marker-words-around": "null}",
+        "lfm2-two-calls-one-list-words-after": "]<|tool_call_end|>",
+        "granite-words-before-and-after-the-list": "true}}]",
+        "hunyuan-two-calls-words-around": "false}}]",
+        "phi4-functools-list-bracket-in-a-string-words-after": 'done"}}]',
+        "xlam-bare-list-then-words": "0.25}}]",
+        "cohere-thinking-then-two-actions": "true}}\n]",
+        "functiongemma-two-calls-bare-values-then-response-marker": "]}<end_function_call>",
+    }.items()
+    if c.id == key
 ]  # fmt: skip
 
 

@@ -48,6 +48,16 @@ TOOLS = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"ty
                      "on (--jinja; recent builds default to it, so drop --no-jinja) and the "
                      "model's own chat template, or pass one that writes qwen3_coder tool calls "
                      "with --chat-template-file.", id="llamacpp-qwen3-coder"),
+        pytest.param(Family.LFM2, Server.VLLM,
+                     "The server didn't parse the calls: start vLLM with "
+                     "--enable-auto-tool-choice --tool-call-parser lfm2.", id="vllm-lfm2"),
+        pytest.param(Family.GRANITE, Server.SGLANG,
+                     "The server didn't parse the calls: SGLang documents no --tool-call-parser "
+                     "for granite yet; read calls from the text.", id="sglang-granite-none"),
+        pytest.param(Family.FUNCTIONGEMMA, Server.OLLAMA,
+                     "The server didn't parse the calls: the model's Ollama template has no "
+                     "tools section: add {{ if .Tools }} … {{ end }} to the Modelfile TEMPLATE, "
+                     "or set PARSER functiongemma.", id="ollama-functiongemma"),
     ],
 )  # fmt: skip
 def test_the_fix_names_the_servers_own_flag(family: Family, server: Server, fix: str) -> None:
@@ -97,6 +107,18 @@ def test_plain_json_fix_is_the_servers_own(server: Server, part: str) -> None:
         pytest.param('{"name": "f", "arguments": {"a": "x"}}', Family.PLAIN_JSON, id="bare-json"),
         pytest.param('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":"x"}',
                      Family.GPT_OSS, id="harmony"),
+        # Issue 22's list families.
+        pytest.param('<|tool_call_start|>[f(a="x")]<|tool_call_end|>', Family.LFM2, id="lfm2"),
+        pytest.param('<|tool_call|>[{"name": "f", "arguments": {"a": "x"}}]', Family.GRANITE,
+                     id="granite"),
+        pytest.param('<tool_calls>[{"name": "f", "arguments": {"a": "x"}}]</tool_calls>',
+                     Family.HUNYUAN, id="hunyuan"),
+        pytest.param('functools[{"name": "f", "arguments": {"a": "x"}}]', Family.PHI4_MINI,
+                     id="phi4-mini"),
+        pytest.param('<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "f", "parameters": '
+                     '{"a": "x"}}]<|END_ACTION|>', Family.COHERE, id="cohere"),
+        pytest.param("<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>",
+                     Family.FUNCTIONGEMMA, id="functiongemma"),
     ],
 )  # fmt: skip
 def test_family_of_a_call(reply: str, family: Family) -> None:

@@ -44,6 +44,13 @@ class Family(str, Enum):
     KIMI_K3 = "kimi_k3"
     GPT_OSS = "gpt_oss"
     GEMMA4 = "gemma4"
+    # Issue 22's list and pythonic families.
+    LFM2 = "lfm2"
+    GRANITE = "granite"
+    HUNYUAN = "hunyuan"
+    PHI4_MINI = "phi4_mini"
+    COHERE = "cohere"
+    FUNCTIONGEMMA = "functiongemma"
     PLAIN_JSON = "plain_json"
     """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): read by
     llama.cpp with a template written for it, by vLLM's ``llama3_json`` and SGLang's ``llama3``
@@ -68,6 +75,12 @@ _BY_FORM = {
     CallForm.KIMI_K3: Family.KIMI_K3,
     CallForm.HARMONY: Family.GPT_OSS,
     CallForm.GEMMA4: Family.GEMMA4,
+    CallForm.LFM2: Family.LFM2,
+    CallForm.GRANITE: Family.GRANITE,
+    CallForm.HUNYUAN: Family.HUNYUAN,
+    CallForm.PHI4_MINI: Family.PHI4_MINI,
+    CallForm.COHERE: Family.COHERE,
+    CallForm.FUNCTIONGEMMA: Family.FUNCTIONGEMMA,
     CallForm.FENCE: Family.PLAIN_JSON,
     CallForm.TOOL_CALL_FENCE: Family.PLAIN_JSON,
     CallForm.GENERIC: Family.PLAIN_JSON,
@@ -95,6 +108,16 @@ _PARSERS: dict[Family, tuple[str | None, str | None, str | None]] = {
     Family.KIMI_K3: ("kimi_k3", "kimi_k3", None),
     Family.GPT_OSS: ("openai", "gpt-oss", "harmony"),
     Family.GEMMA4: ("gemma4", "gemma4", "gemma4"),
+    # The registries as read in docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-
+    # ernie.md and call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md
+    # (section 10): SGLang has no Granite, Phi-4 or FunctionGemma detector; Ollama parses
+    # Cohere and FunctionGemma; vLLM's cohere_command3 reads the same action blocks.
+    Family.LFM2: ("lfm2", "lfm2", None),
+    Family.GRANITE: ("granite", None, None),
+    Family.HUNYUAN: ("hunyuan_a13b", "hunyuan", None),
+    Family.PHI4_MINI: ("phi4_mini_json", None, None),
+    Family.COHERE: ("cohere_command4", "cohere_command4", "cohere"),
+    Family.FUNCTIONGEMMA: ("functiongemma", None, "functiongemma"),
 }
 
 

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from conchcheck.core.words import markup, sections
+from conchcheck.core.words import lists, markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
     DSML_VALUES,
+    GEMMA_QUOTE,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
@@ -65,6 +66,11 @@ class Block:
     role: BlockRole = BlockRole.CALLS
     implied: str = ""
     """Head text the opener stands for (a Harmony reply opening with its recipient)."""
+    balanced: bool = False
+    """The end of the first bracketed value in it ends it (the format writes no closer)."""
+    raw: str = GEMMA_QUOTE
+    inert: tuple[str, ...] = ()
+    """Literals that begin with a bracket but open no value (see ``Lexer``)."""
 
     def lexer(self) -> Lexer:
         """A fresh lexer for this block's body."""
@@ -73,6 +79,9 @@ class Block:
             strings=self.strings,
             values=self.values,
             again=self.again,
+            balanced=self.balanced,
+            raw=self.raw,
+            inert=self.inert,
         )
 
     def after_head(self, head: str) -> Block:
@@ -150,7 +159,17 @@ BLOCKS: tuple[Block, ...] = (
         _framed(sections.llama4),
         ("<|python_end|>",),
     ),
-    Block("[TOOL_CALLS]", CallForm.MISTRAL, _framed(sections.mistral), ("</s>",), to_end=True),
+    # Mistral writes no closer: the first value after the name ends the call, and what
+    # follows is words (vLLM's mistral parser; mistral-common's v11+ tool-call grammar).
+    Block(
+        "[TOOL_CALLS]",
+        CallForm.MISTRAL,
+        _framed(sections.mistral),
+        ("</s>",),
+        to_end=True,
+        balanced=True,
+        inert=("[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"),
+    ),
     Block(
         "<｜tool▁calls▁begin｜>",
         CallForm.DEEPSEEK_V31,
@@ -206,6 +225,25 @@ BLOCKS: tuple[Block, ...] = (
         calls_close=True,
     ),
     Block("<|tool_call>", CallForm.GEMMA4, _framed(sections.gemma4), ("<tool_call|>",)),
+    # Issue 22: LFM2, Granite 3, Hunyuan A13B, Cohere Command R7B / A, FunctionGemma. A list
+    # is read as a value, so its own end ends it (``lists``); Granite 3 writes no closer.
+    Block("<|tool_call_start|>", CallForm.LFM2, _framed(lists.lfm2), ("<|tool_call_end|>",)),
+    Block("<|tool_call|>", CallForm.GRANITE, _framed(lists.granite), balanced=True),
+    Block(
+        "<tool_calls>",
+        CallForm.HUNYUAN,
+        _framed(lists.hunyuan),
+        ("</tool_calls>",),
+        values=(GLM_VALUES,),
+    ),
+    Block("<|START_ACTION|>", CallForm.COHERE, _framed(lists.cohere), ("<|END_ACTION|>",)),
+    Block(
+        "<start_function_call>",
+        CallForm.FUNCTIONGEMMA,
+        _framed(sections.functiongemma),
+        ("<end_function_call>",),
+        raw=sections.FUNCTIONGEMMA_QUOTE,
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -243,6 +281,26 @@ BLOCKS: tuple[Block, ...] = (
         ("<|close|>think<|sep|>",),
         strings=False,
         role=BlockRole.REASONING,
+    ),
+    # Cohere Command R7B / A plan in a thinking block (their template; llama.cpp's Command
+    # R7B parser and vLLM's cohere_command parsers take it as reasoning).
+    Block(
+        "<|START_THINKING|>",
+        CallForm.COHERE,
+        None,
+        ("<|END_THINKING|>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
+    # FunctionGemma ends a calling turn with "<start_function_response>" (Ollama's renderer):
+    # a bare one is the turn's end, one with a body a result the model made up.
+    Block(
+        "<start_function_response>",
+        CallForm.FUNCTIONGEMMA,
+        None,
+        ("<end_function_response>",),
+        strings=False,
+        role=BlockRole.RESPONSE,
     ),
     Block(
         "<tool_response>",
@@ -317,6 +375,9 @@ def fence_calls(
         form = CallForm.TOOL_CALL_FENCE
     elif names_offered_tool(body, reader.tools):
         form = CallForm.FENCE
+    elif lists.is_cohere_action(body, reader.tools):
+        # Command R+ writes "Action:" and its list in a json fence (its tool_use template).
+        return lists.cohere(reader, body.rstrip("`"), raw, cut_off=cut_off), ""
     else:
         return [], raw
     return reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), ""

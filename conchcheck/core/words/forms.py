@@ -72,6 +72,20 @@ class CallForm(str, Enum):
     """gpt-oss: ``<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>``."""
     GEMMA4 = "gemma4"
     """Gemma 4: ``<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>``."""
+    # Issue 22, JSON and pythonic lists and prose-shaped calls (docs/research/call-formats-*).
+    LFM2 = "lfm2"
+    """LFM2: ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``, or a JSON list inside."""
+    GRANITE = "granite"
+    """IBM Granite 3.x: ``<|tool_call|>[{"name": …, "arguments": …}]``, no closer."""
+    HUNYUAN = "hunyuan"
+    """Hunyuan A13B: ``<tool_calls>[{"name": …, "arguments": …}]</tool_calls>``."""
+    PHI4_MINI = "phi4_mini"
+    """Phi-4-mini: a reply opening ``functools[{"name": …, "arguments": …}]``, no closer."""
+    COHERE = "cohere"
+    """Command R7B / A: ``<|START_ACTION|>[{"tool_name": …, "parameters": …}]<|END_ACTION|>``,
+    or Command R+'s ``Action:`` with the list in a ```` ```json ```` fence."""
+    FUNCTIONGEMMA = "functiongemma"
+    """FunctionGemma: ``<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>``."""
 
 
 # Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema

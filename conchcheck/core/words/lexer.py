@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 MAX_LOOKAHEAD = 256
 """Whitespace held after a closer while waiting to see what follows it; past this it is real."""
@@ -117,47 +115,34 @@ class _In(Enum):
     VALUE = 2
 
 
+GEMMA_QUOTE = '<|"|>'
 _STRING_END = {
     '"': re.compile(r'(?:[^"\\]|\\.)*"', re.S),
     "'": re.compile(r"(?:[^'\\]|\\.)*'", re.S),
-    '<|"|>': re.compile(r'.*?<\|"\|>', re.S),
 }
 _BACKSLASHES = re.compile(r"\\+\Z")
 _SPACE = re.compile(r"\s*")
-
-
-def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
-    """A regex for ``words`` with common starts factored out, so a search tries each
-    position once, not once per word; ``prefixes``: any start of a word instead."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any], top: bool = False) -> str:
-        branches = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if not top and (prefixes or "" in node) else body
-
-    return emit(root, top=True)
 
 
 _Patterns = tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str], dict[str, re.Pattern[str]]]
 
 
 @functools.lru_cache(maxsize=64)
-def _patterns(markers: tuple[str, ...], strings: bool, values: tuple[Values, ...]) -> _Patterns:
+def _patterns(
+    markers: tuple[str, ...],
+    strings: bool,
+    values: tuple[Values, ...],
+    raw: str,
+    inert: tuple[str, ...],
+) -> _Patterns:
     """What a lexer searches with, built once per kind of block (a reply holds many)."""
     literals = sorted(markers, key=len, reverse=True)
     code = [re.escape(m) for m in literals]
     code += [v.opener for v in values]
     if strings:
-        code += [re.escape('<|"|>'), r'["\'{}\[\]]']
-    every = (*literals, *(('<|"|>',) if strings else ()))
+        # Inert literals before the brackets, so "[ARGS]" is never read as a list.
+        code += [re.escape(raw), *map(re.escape, inert), r'["\'{}\[\]]']
+    every = (*literals, *((raw, *inert) if strings else ()))
     starts = {m[0] for m in every} | ({"<"} if values else set())
     return (
         re.compile("|".join(code)),
@@ -177,10 +162,13 @@ class Lexer:
     """Finds the first of ``markers`` outside every value, across chunks, reading each once.
 
     ``strings``: JSON strings (inside braces or brackets only, so an apostrophe in prose is
-    prose) and Gemma 4's ``<|"|>`` strings hide markers. ``values``: tagged-value syntaxes
-    that hide markers. ``again``: markers that, found inside an open value and followed by
-    nothing but whitespace and one of them, still end the block (an unclosed value before the
-    next call).
+    prose) and ``raw`` strings (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``) hide
+    markers. ``values``: tagged-value syntaxes that hide markers. ``again``: markers that,
+    found inside an open value and followed by nothing but whitespace and one of them, still
+    end the block (an unclosed value before the next call). ``balanced``: the end of the first
+    bracketed value ends the block too, reported as the empty marker just after it (formats
+    with no closer: Granite 3's ``<|tool_call|>[…]``). ``inert``: literals read as nothing
+    (Mistral's ``[ARGS]``, which is no list).
     """
 
     def __init__(
@@ -190,13 +178,21 @@ class Lexer:
         strings: bool = True,
         values: tuple[Values, ...] = (),
         again: tuple[str, ...] = (),
+        balanced: bool = False,
+        raw: str = GEMMA_QUOTE,
+        inert: tuple[str, ...] = (),
     ) -> None:
         self.markers = markers
         self.values = values
         self.again = again
+        self._balanced, self._raw = balanced, raw
         self._code, self._literals, self._start_re, self._prefixes = _patterns(
-            markers, strings, values
+            markers, strings, values, raw, inert
         )
+        # Literals a "[" may begin: one cut by the window's end waits for the rest.
+        self._bracketed = tuple(m for m in self._literals if m[0] == "[")
+        self._bracket_len = max(map(len, self._bracketed), default=0)
+        self._longest = max(map(len, markers), default=0)
         self._value: Values | None = None
         self._value_re: re.Pattern[str] | None = None
         self._in = _In.CODE
@@ -284,29 +280,49 @@ class Lexer:
                 token, pos = match.group(), match.end()
                 if token in self.markers:
                     return base + match.start(), token
-                if self.values and token[0] == "<" and token != '<|"|>':
+                if token == "[" and not final and len(window) - pos < self._bracket_len:
+                    rest = window[match.start() :]
+                    if any(m.startswith(rest) for m in self._bracketed):
+                        self._carry = rest  # "[AR" may yet be "[ARGS]"
+                        return None
+                if self.values and token[0] == "<" and token != self._raw:
                     self._open_value(token, base + pos)
-                elif token == '<|"|>' or (token in "\"'" and self._depth > 0):
+                elif token == self._raw or (token in "\"'" and self._depth > 0):
                     self._in, self._quote = _In.STRING, token
                 elif token in "{[":
                     self._depth += 1
-                elif token in "}]":
-                    self._depth = max(0, self._depth - 1)
+                elif token in "}]" and self._depth > 0:
+                    self._depth -= 1
+                    if self._balanced and not self._depth:
+                        # The value ends the block; a closer right after it is the block's.
+                        rest = window[pos : pos + self._longest]
+                        closer = next((m for m in self.markers if rest.startswith(m)), "")
+                        if closer or final or len(rest) >= self._longest:
+                            return base + pos, closer
+                        if any(m.startswith(rest) for m in self.markers):
+                            self._depth, self._carry = 1, window[match.start() :]
+                            return None  # wait to see what follows the value
+                        return base + pos, ""
         return None
 
     def _string(self, window: str, pos: int) -> int:
-        match = _STRING_END[self._quote].match(window, pos)
-        if match is not None:
-            self._in = _In.CODE
-            return match.end()
-        if self._quote == '<|"|>':
-            # The closing quote may be split across chunks: keep what could begin it.
-            keep = next((k for k in range(4, 0, -1) if window.endswith('<|"|>'[:k])), 0)
-            self._carry = window[len(window) - keep :] if keep else ""
-        else:
+        quote = self._quote
+        if quote in _STRING_END:
+            match = _STRING_END[quote].match(window, pos)
+            if match is not None:
+                self._in = _In.CODE
+                return match.end()
             # An odd run of backslashes escapes the next chunk's first character.
             tail = _BACKSLASHES.search(window, pos)
             self._carry = "\\" if tail is not None and len(tail.group()) % 2 else ""
+            return len(window)
+        end = window.find(quote, pos)  # a raw string: nothing is escaped inside
+        if end >= 0:
+            self._in = _In.CODE
+            return end + len(quote)
+        # The closing quote may be split across chunks: keep what could begin it.
+        keep = next((k for k in range(len(quote) - 1, 0, -1) if window.endswith(quote[:k])), 0)
+        self._carry = window[len(window) - keep :] if keep else ""
         return len(window)
 
     def _open_value(self, token: str, start: int) -> None:

@@ -8,9 +8,30 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from enum import Enum
+from typing import Any
 
 from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, Block
-from conchcheck.core.words.lexer import trie
+
+
+def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
+    """A regex for ``words`` with common starts factored out, so a search tries each
+    position once, not once per word; ``prefixes``: any start of a word instead."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any], top: bool = False) -> str:
+        branches = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if not top and (prefixes or "" in node) else body
+
+    return emit(root, top=True)
+
 
 MARKERS = tuple(sorted((*BY_OPENER, FENCE, *REASONING_ENDS), key=len, reverse=True))
 """Every marker, longest first."""
@@ -90,7 +111,8 @@ ANGLE: Search = re.compile("<").search
 @functools.lru_cache(maxsize=64)
 def triggers(block: Block) -> tuple[Search, str]:
     """A search for a first character of ``block``'s closers, and that character if alone."""
-    firsts = "".join(sorted({"<", *(m[0] for m in (*block.closers, *block.reopen))}))
+    ends = (*block.closers, *block.reopen, *(("]", "}") if block.balanced else ()))
+    firsts = "".join(sorted({"<", *(m[0] for m in ends)}))
     return re.compile("[" + re.escape(firsts) + "]").search, firsts if len(firsts) == 1 else ""
 
 

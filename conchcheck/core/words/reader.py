@@ -29,6 +29,7 @@ from conchcheck.core.words.blocks import (
 )
 from conchcheck.core.words.forms import Reader, WordsCall, WordsReading, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
+from conchcheck.core.words.lists import PHI4_OPENER, whole
 from conchcheck.core.words.markers import (
     ANGLE,
     KEPT,
@@ -96,7 +97,7 @@ class WordsReader:
     def __init__(self, tools: Iterable[Mapping[str, Any] | Tool]) -> None:
         offered = as_tools(tools)
         self._reader = Reader({t.name: t for t in offered})
-        self._openers = tuple(f"{t.name}(" for t in offered)
+        self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER)
         self._state = _State.START
         self._pending = ""  # short text whose meaning the next chunk decides
         self._opener = ""  # the marker that opened the block or head being read
@@ -386,7 +387,7 @@ class WordsReader:
             out.append("".join(self._parts) + pending)
             self._to_text()
         elif state is _State.WHOLE:
-            calls, words = self._reader.whole("".join(self._parts), cut_off=cut_off)
+            calls, words = whole(self._reader, "".join(self._parts), cut_off=cut_off)
             self._calls += calls
             out.append(words)
             self._to_text()

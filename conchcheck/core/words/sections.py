@@ -22,6 +22,7 @@ KIMI_CALL = "<|tool_call_begin|>"
 KIMI_CALL_END = "<|tool_call_end|>"
 KIMI_ARGUMENTS = "<|tool_call_argument_begin|>"
 GEMMA_QUOTE = '<|"|>'
+FUNCTIONGEMMA_QUOTE = "<escape>"
 
 _FENCED = re.compile(r"\A\s*```[A-Za-z]{0,10}\s*\n?(.*?)\n?\s*(?:```\s*)?\Z", re.S)
 # A function's recipient is "functions.NAME"; "browser.search" or "python" are built-in tools,
@@ -31,6 +32,7 @@ _GEMMA_NAME = re.compile(r"\s*(?:call:)?([A-Za-z_][\w.\-]{0,199})\s*")
 _GEMMA_KEY = re.compile(
     r'("(?:[^"\\]|\\.)*")|([{,]\s*)([^\s:{}\[\],"][^:{}\[\],"\n]{0,200}?)\s*(?=:)'
 )
+_MISTRAL_NAME = re.compile(r"\s*([A-Za-z_][\w.\-]{0,199})\s*(?=\{)")
 _KIMI_ID = re.compile(r"\s*(?:functions\.)?([^\s:]{1,200})(?::\d{1,6})?\s*\Z")
 
 
@@ -99,6 +101,16 @@ def gemma4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsC
     )
 
 
+def functiongemma(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """FunctionGemma: ``call:name{key:<escape>text<escape>,n:3}``, Gemma 4's shape with
+    ``<escape>`` around strings (Ollama's functiongemma renderer and parser)."""
+    match = _GEMMA_NAME.match(text)
+    if match is None:
+        return [reader.failed(CallForm.FUNCTIONGEMMA, raw, "Your tool call names no function.")]
+    body = _gemma_json(text[match.end() :], FUNCTIONGEMMA_QUOTE)
+    return reader.named(match.group(1), body, CallForm.FUNCTIONGEMMA, raw, cut_off=cut_off)
+
+
 def llama4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """Llama 4: a pythonic list between ``<|python_start|>`` and ``<|python_end|>``."""
     if cut_off:
@@ -114,19 +126,27 @@ def llama4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsC
 
 def mistral(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """Mistral: a JSON list after ``[TOOL_CALLS]`` (before v11), or ``name[ARGS]{…}`` pieces,
-    with ``[CALL_ID]id`` between them in some templates (v11 and later).
+    with ``[CALL_ID]id`` between them in some templates (v11 and later), or ``name{…}`` as
+    vLLM's Mistral tokenizer decodes the same tokens (it drops ``[ARGS]``).
     """
     calls: list[WordsCall] = []
     pieces = [piece for piece in _split(text, "[TOOL_CALLS]") if piece.strip()]
     for i, piece in enumerate(pieces):
         cut = cut_off and i == len(pieces) - 1
         found = Lexer(("[ARGS]",)).find(piece)
-        if found is None:
+        compact = _MISTRAL_NAME.match(piece)
+        if found is not None:
+            name = piece[: found[0]].partition("[CALL_ID]")[0].strip()
+            arguments = piece[found[0] + len("[ARGS]") :]
+            calls += function_tag(reader, name, arguments, raw, cut_off=cut)
+        elif compact is not None:
+            # vLLM's mistral parser: the name runs to the first "{" (mistral_tool_parser.py).
+            body = piece[compact.end() :]
+            calls += reader.named(compact.group(1), body, CallForm.MISTRAL, raw, cut_off=cut)
+        elif cut and not piece.strip().startswith(("[", "{")):
+            calls.append(cut_call(CallForm.MISTRAL, raw))  # cut before its arguments began
+        else:
             calls += reader.json_body(piece, CallForm.MISTRAL, raw, cut_off=cut)
-            continue
-        name = piece[: found[0]].partition("[CALL_ID]")[0].strip()
-        arguments = piece[found[0] + len("[ARGS]") :]
-        calls += function_tag(reader, name, arguments, raw, cut_off=cut)
     return [replace(c, form=CallForm.MISTRAL) for c in calls] or [
         reader.failed(CallForm.MISTRAL, raw, "Your tool call is empty.")
     ]
@@ -173,16 +193,17 @@ def _split(text: str, separator: str) -> list[str]:
     return pieces
 
 
-def _gemma_json(text: str) -> str:
-    """Gemma 4's argument object with each ``<|"|>``-quoted string written as JSON text."""
+def _gemma_json(text: str, quote: str = GEMMA_QUOTE) -> str:
+    """Gemma 4's argument object with each ``<|"|>``-quoted (or FunctionGemma's
+    ``<escape>``-quoted) string written as JSON text."""
     out: list[str] = []
     pos = 0
-    while (start := text.find(GEMMA_QUOTE, pos)) >= 0:
-        end = text.find(GEMMA_QUOTE, start + len(GEMMA_QUOTE))
+    while (start := text.find(quote, pos)) >= 0:
+        end = text.find(quote, start + len(quote))
         if end < 0:
             break
-        out += [text[pos:start], quoted(text[start + len(GEMMA_QUOTE) : end])]
-        pos = end + len(GEMMA_QUOTE)
+        out += [text[pos:start], quoted(text[start + len(quote) : end])]
+        pos = end + len(quote)
     out.append(text[pos:])
     # Keys are written bare and may hold spaces ("Basic LLM Chain:{…}", ollama/ollama#18390;
     # the template's format_argument with escape_keys=False): quote every one.

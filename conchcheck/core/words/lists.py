@@ -1,0 +1,149 @@
+"""Families that write a reply's calls as one list: LFM2's pythonic list, the JSON lists of
+IBM Granite 3, Hunyuan A13B, Phi-4-mini, Cohere Command and xLAM.
+
+Each list is read as a JSON (or Python) value, so its own closing bracket ends it: a marker
+inside a string is text, and words after the list stay words (``blocks`` ends a block with
+no closer where its value closes). Sources and the engine each rule follows:
+docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md (LFM2, Granite,
+Hunyuan) and call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from conchcheck.core.repair import Unreadable, read_json
+from conchcheck.core.tools import Tool
+from conchcheck.core.words.forms import MAX_PYTHONIC, CallForm, Reader, WordsCall, cut_call
+from conchcheck.core.words.lexer import Lexer
+from conchcheck.core.words.markup import glm
+
+PHI4_OPENER = "functools["
+"""Phi-4-mini's call prefix (vLLM's examples/tool_chat_template_phi4_mini.jinja)."""
+DIRECTLY_ANSWER = "directly-answer"
+"""Command R+'s tool for "no tool needed" (its tool_use template): never a call."""
+
+
+def lfm2(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """LFM2: ``[f(a=1), g(b='x')]`` between its call markers, or the JSON list llama.cpp's
+    template asks for (``[{"name": …, "arguments": …}]``)."""
+    stripped = text.strip()
+    if not stripped.startswith(("[{", "{")):
+        calls = reader.pythonic(_json_names(stripped))
+        if calls is not None:
+            return [replace(call, form=CallForm.LFM2, raw=raw) for call in calls]
+    return reader.json_body(text, CallForm.LFM2, raw, cut_off=cut_off)
+
+
+def granite(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """Granite 3.x: a JSON list after ``<|tool_call|>``."""
+    return reader.json_body(text, CallForm.GRANITE, raw, cut_off=cut_off)
+
+
+def hunyuan(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """Hunyuan A13B: a JSON list inside ``<tool_calls>``. HY-V3 writes ``<tool_call>name
+    <tool_sep>`` with GLM's key and value tags there instead, read as GLM's pairs."""
+    if text.lstrip().startswith("<tool_call>"):
+        calls: list[WordsCall] = []
+        pos = text.find("<tool_call>")
+        while pos >= 0:
+            end = text.find("</tool_call>", pos)
+            inner = text[pos + len("<tool_call>") : end if end >= 0 else len(text)]
+            calls += glm(
+                reader, inner.replace("<tool_sep>", "\n", 1), raw, cut_off=cut_off and end < 0
+            )
+            pos = text.find("<tool_call>", end) if end >= 0 else -1
+        return calls
+    return reader.json_body(text, CallForm.HUNYUAN, raw, cut_off=cut_off)
+
+
+def cohere(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """Cohere Command: a JSON list of ``{"tool_call_id", "tool_name", "parameters"}``;
+    ``directly-answer`` means no tool, so it is no call."""
+    try:
+        reading = read_json(text.strip(), mend_unclosed=not cut_off)
+    except Unreadable as exc:
+        if exc.reason.startswith("cut off"):
+            return [cut_call(CallForm.COHERE, raw)]
+        return [
+            reader.failed(CallForm.COHERE, raw, f"Your tool call could not be read ({exc.reason}).")
+        ]
+    items = reading.value if isinstance(reading.value, list) else [reading.value]
+    calls = [
+        {"name": item["tool_name"], "arguments": item.get("parameters")}
+        if isinstance(item, dict) and "tool_name" in item
+        else item
+        for item in items
+        if not (isinstance(item, dict) and item.get("tool_name") == DIRECTLY_ANSWER)
+    ]
+    return reader.from_object(calls, CallForm.COHERE, raw, reading.repairs) if calls else []
+
+
+def is_cohere_action(body: str, tools: Mapping[str, Tool]) -> bool:
+    """Whether a fenced body is Command R+'s action list naming offered tools."""
+    try:
+        value = read_json(body.strip()).value
+    except Unreadable:
+        return False
+    items = value if isinstance(value, list) and value else [value]
+    return all(
+        isinstance(item, dict)
+        and (item.get("tool_name") in tools or item.get("tool_name") == DIRECTLY_ANSWER)
+        for item in items
+    )
+
+
+def whole(reader: Reader, text: str, *, cut_off: bool) -> tuple[list[WordsCall], str]:
+    """A reply that may be a call as a whole, and its words: Phi-4-mini's ``functools[…]``
+    opening it, a call's JSON followed by words (xLAM's list), or ``Reader.whole``'s."""
+    lead = len(text) - len(text.lstrip())
+    if text.startswith(PHI4_OPENER, lead):
+        start = lead + len(PHI4_OPENER) - 1
+        found = Lexer((), balanced=True).find(text, start)
+        if found is None and cut_off:
+            return [cut_call(CallForm.PHI4_MINI, text[lead:])], ""
+        end = len(text) if found is None else found[0]
+        calls = reader.json_body(text[start:end], CallForm.PHI4_MINI, text[lead:end], cut_off=False)
+        return calls, text[end:]
+    calls, words = reader.whole(text, cut_off=cut_off)
+    if calls or not text.startswith(("[", "{"), lead):
+        return calls, words
+    # The value may be whole with words after it: vLLM's xlam parser loses the call there
+    # (json.loads of the whole reply), but the value's own end is plain to see.
+    found = Lexer((), balanced=True).find(text, lead)
+    if found is None or not text[found[0] :].strip():
+        return calls, words
+    calls, rest = reader.whole(text[: found[0]], cut_off=False)
+    return (calls, text[found[0] :]) if calls and not rest else ([], text)
+
+
+_JSON_NAMES: Mapping[str, bool | None] = {"true": True, "false": False, "null": None}
+
+
+class _JsonNames(ast.NodeTransformer):
+    """JSON's ``true``, ``false`` and ``null`` as Python's constants."""
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id in _JSON_NAMES:
+            return ast.copy_location(ast.Constant(_JSON_NAMES[node.id]), node)
+        return node
+
+
+def _json_names(text: str) -> str:
+    """The pythonic list with JSON's literals as Python's: LFM2's template writes mappings
+    with ``tojson`` (LFM2.5 template; vLLM's lfm2 parser and llama.cpp's lfm2 PEG read them)."""
+    if len(text) > MAX_PYTHONIC:
+        return text
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    if not any(isinstance(n, ast.Name) and n.id in _JSON_NAMES for n in ast.walk(tree)):
+        return text
+    try:
+        return ast.unparse(_JsonNames().visit(tree))
+    except (ValueError, RecursionError):
+        return text
