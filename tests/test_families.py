@@ -584,6 +584,230 @@ CASES += [
 ]  # fmt: skip
 
 
+# -- issue 22, families written in tags: each value is text, typed by the schema only; a
+# closing tag inside a value is its text unless the next tag or the end follows it.
+MM_BEGIN, MM_END = "<minimax:tool_call>", "</minimax:tool_call>"
+ST_BEGIN, ST_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"  # U+FF5C, ASCII underscores
+ST_CALL, ST_SEP, ST_CALL_END = "<｜tool_call_begin｜>", "<｜tool_sep｜>", "<｜tool_call_end｜>"
+
+
+def minimax(*invokes: str) -> str:
+    """MiniMax-M2's block as its template writes it: a newline after each tag."""
+    return f"{MM_BEGIN}\n" + "".join(invokes) + MM_END
+
+
+def mm_invoke(name: str, *parameters: tuple[str, str], sep: str = "\n") -> str:
+    """One ``<invoke>``; ``sep`` goes after each tag (Claude-style replies often write none)."""
+    lines = "".join(f'<parameter name="{k}">{v}</parameter>{sep}' for k, v in parameters)
+    return f'<invoke name="{name}">{sep}{lines}</invoke>{sep}'
+
+
+def seed(name: str, *parameters: tuple[str, str]) -> str:
+    """One Seed-OSS call in its own block, laid out as its template writes it."""
+    lines = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in parameters)
+    return f"<seed:tool_call>\n<function={name}>\n{lines}</function>\n</seed:tool_call>"
+
+
+def step3(*calls: tuple[str, tuple[tuple[str, str], ...]], sep: str = "") -> str:
+    """Step3's section; ``sep`` between its pieces (SGLang's docstring writes newlines)."""
+    out = [ST_BEGIN]
+    for name, parameters in calls:
+        values = sep.join(
+            f'<steptml:parameter name="{k}">{v}</steptml:parameter>' for k, v in parameters
+        )
+        out.append(
+            f'{ST_CALL}function{ST_SEP}<steptml:invoke name="{name}">{sep}{values}{sep}'
+            f"</steptml:invoke>{ST_CALL_END}"
+        )
+    return sep.join([*out, ST_END])
+
+
+NOT_A_BOOLEAN = (
+    "The arguments for toggle don't fit. Fix these and call it again:\n"
+    '- enabled: expected true or false, got the text "yes".\n'
+    "It takes: {enabled: boolean, level?: number|null, tags?: string[], options?: object}"
+)
+
+CASES += [
+    # -- MiniMax-M2 (the Unsloth copy of its template, llama.cpp models/templates/
+    # unsloth-MiniMax-M2.jinja; vLLM minimax_m2 and SGLang minimax-m2 parsers; llama.cpp L1
+    # common_chat_parse_minimax_m2; docs/research/call-formats-minimax-lfm2-granite-seed-
+    # hunyuan-ernie.md 2): all calls of a turn in one block, strings raw, the rest tojson.
+    pytest.param(
+        "Let me check.\n" + minimax(
+            mm_invoke("get_weather", ("city", "2024"), ("days", "3")),
+            mm_invoke("toggle", ("enabled", "true"), ("level", "null"),
+                      ("options", '{"retries": 2}'), ("tags", '["a", "b"]')),
+        ) + "\nDone.",
+        "Let me check.\n\nDone.",
+        [("minimax_m2", "get_weather", {"city": "2024", "days": 3}, None),
+         ("minimax_m2", "toggle", {"enabled": True, "level": None, "options": {"retries": 2},
+                                   "tags": ["a", "b"]}, None)],
+        id="minimax-m2-two-invokes-typed-by-schema-prose-around",
+    ),
+    # SGLang unescapes entities and vLLM reads "None"/"null" as null even for text: the
+    # template writes strings raw, so both stay as written; one newline each side goes.
+    pytest.param(
+        minimax(mm_invoke("write_file", ("path", "None"),
+                          ("content", "\n\n  if a &lt; b: x = '<invoke name=\"x\">'\n"
+                                      "</parameter> and <minimax:tool_call> are text\n\n"))),
+        "", [("minimax_m2", "write_file",
+              {"path": "None", "content": "\n  if a &lt; b: x = '<invoke name=\"x\">'\n"
+                                          "</parameter> and <minimax:tool_call> are text\n"},
+              None)],
+        id="minimax-m2-markers-entities-and-none-inside-values-are-text",
+    ),
+    pytest.param(
+        "First.\n" + minimax(mm_invoke("get_weather", ("city", "Oslo"))) + "\nThen:\n"
+        + minimax(mm_invoke("get_weather", ("city", "Rome"))),
+        "First.\n\nThen:\n",
+        [("minimax_m2", "get_weather", {"city": "Oslo"}, None),
+         ("minimax_m2", "get_weather", {"city": "Rome"}, None)],
+        id="minimax-m2-two-blocks-prose-between",
+    ),
+    # The generation prompt ends "<think>\n": the reply holds only the closer, and a call
+    # inside reasoning is none (vLLM minimax_m2 reasoning parser; llama.cpp reads no call in
+    # think for this format).
+    pytest.param(
+        "User wants weather.\n</think>\n\n" + minimax(mm_invoke("get_weather", ("city", "Paris"))),
+        "User wants weather.\n</think>\n\n",
+        [("minimax_m2", "get_weather", PARIS, None)],
+        id="minimax-m2-prompt-opened-think-then-call",
+    ),
+    pytest.param(
+        "<think>\nMaybe " + minimax(mm_invoke("get_weather", ("city", "X")))
+        + "\n</think>\n\nNo tool needed.",
+        "<think>\nMaybe " + minimax(mm_invoke("get_weather", ("city", "X")))
+        + "\n</think>\n\nNo tool needed.",
+        [],
+        id="minimax-m2-call-inside-think-is-reasoning",
+    ),
+    # -- Claude-style <function_calls> (docs/research/call-formats-step3-xlam-phi4-cohere-
+    # functiongemma-claude-react-mistral.md 6): no engine parses the bare wrapper; its inside
+    # is MiniMax-M2's grammar, read by MiniMax-M2's rules (SGLang's value rule).
+    pytest.param(
+        "<function_calls>\n" + mm_invoke("get_weather", ("city", "Paris"), ("days", "3"))
+        + "</function_calls>",
+        "", [("invoke_xml", "get_weather", {"city": "Paris", "days": 3}, None)],
+        id="invoke-xml-each-tag-on-a-line",
+    ),
+    pytest.param(
+        "I'll check.\n<function_calls>"
+        + mm_invoke("get_weather", ("city", "Rome"), ("unit", "c"), sep="")
+        + mm_invoke("toggle", ("enabled", "false"), ("level", "0.5"), sep="")
+        + "</function_calls>\nDone.",
+        "I'll check.\n\nDone.",
+        [("invoke_xml", "get_weather", {"city": "Rome", "unit": "c"}, None),
+         ("invoke_xml", "toggle", {"enabled": False, "level": 0.5}, None)],
+        id="invoke-xml-inline-two-invokes-prose-around",
+    ),
+    pytest.param(
+        "<function_calls>" + mm_invoke(
+            "write_file", ("path", "x.html"),
+            ("content", "<b>a</invoke></function_calls></b> <function_calls>"), sep="",
+        ) + "</function_calls>",
+        "", [("invoke_xml", "write_file",
+              {"path": "x.html", "content": "<b>a</invoke></function_calls></b> <function_calls>"},
+              None)],
+        id="invoke-xml-closers-inside-a-value",
+    ),
+    pytest.param(
+        "<function_calls>\n" + mm_invoke("get_weather", ("city", "Lima")),
+        "", [("invoke_xml", "get_weather", {"city": "Lima"}, None)],
+        id="invoke-xml-block-closer-missing-after-a-whole-invoke",
+    ),
+    # -- Seed-OSS (llama.cpp models/templates/ByteDance-Seed-OSS.jinja; vLLM seed_oss, "adapted
+    # from qwen3coder"; llama.cpp L1 common_chat_parse_seed_oss; docs/research/call-formats-
+    # minimax-lfm2-granite-seed-hunyuan-ernie.md 5): one block per call, strings raw, the rest
+    # Jinja's |string (Python's repr).
+    pytest.param(
+        "Checking both.\n" + seed("get_weather", ("city", "007"), ("days", "2")) + "\n"
+        + seed("toggle", ("enabled", "True"), ("level", "None"),
+               ("options", "{'retries': 2, 'strict': True}"), ("tags", "['a', \"it's\"]"))
+        + "\nDone.",
+        "Checking both.\n\n\nDone.",
+        [("seed_oss", "get_weather", {"city": "007", "days": 2}, None),
+         ("seed_oss", "toggle", {"enabled": True, "level": None,
+                                 "options": {"retries": 2, "strict": True}, "tags": ["a", "it's"]},
+          None)],
+        id="seed-oss-python-repr-values-typed-by-schema",
+    ),
+    pytest.param(
+        "<seed:tool_call>\n<function=write_file>\n<parameter=path>n.md</parameter>\n"
+        "<parameter=content>\ndef f():\n    return '<function=x></function>'\n"
+        "Tags: </parameter> and <parameter=path> and </seed:tool_call> are text.\n</parameter>\n"
+        "</function>\n</seed:tool_call>",
+        "", [("seed_oss", "write_file",
+              {"path": "n.md", "content": "def f():\n    return '<function=x></function>'\n"
+                                          "Tags: </parameter> and <parameter=path> and "
+                                          "</seed:tool_call> are text."}, None)],
+        id="seed-oss-multiline-value-markers-inside-are-text",
+    ),
+    # vLLM makes a boolean's text other than "true" false; it stays text, and the check says so.
+    pytest.param(
+        seed("toggle", ("enabled", "yes")),
+        "", [("seed_oss", "toggle", {"enabled": "yes"}, NOT_A_BOOLEAN)],
+        id="seed-oss-non-boolean-text-is-not-made-false",
+    ),
+    # <seed:think> holds <seed:cot_budget_reflect> notes; with a thinking budget of 0 the
+    # prompt opens the think block itself (the template's generation prompt).
+    pytest.param(
+        "<seed:think>Need weather.<seed:cot_budget_reflect>I have used 12 tokens."
+        "</seed:cot_budget_reflect> Maybe " + seed("get_weather", ("city", "X"))
+        + "</seed:think>\n" + seed("get_weather", ("city", "Paris")),
+        "<seed:think>Need weather.<seed:cot_budget_reflect>I have used 12 tokens."
+        "</seed:cot_budget_reflect> Maybe " + seed("get_weather", ("city", "X"))
+        + "</seed:think>\n",
+        [("seed_oss", "get_weather", PARIS, None)],
+        id="seed-oss-think-holds-no-call",
+    ),
+    pytest.param(
+        "Maybe " + seed("get_weather", ("city", "X")) + "</seed:think>\n"
+        + seed("get_weather", ("city", "Paris")),
+        "Maybe </seed:think>\n",
+        [("seed_oss", "get_weather", PARIS, None)],
+        id="seed-oss-prompt-opened-think-calls-before-the-closer-were-reasoning",
+    ),
+    # -- Step3 (vLLM step3_tool_parser; SGLang step3_detector; docs/research/call-formats-
+    # step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md 1): fullwidth bars with
+    # ASCII underscores, so never DeepSeek's section.
+    pytest.param(
+        step3(("get_weather", (("city", "Oslo"), ("days", "1"))),
+              ("get_weather", (("city", "Bergen"), ("days", "2"))), sep="\n"),
+        "", [("step3", "get_weather", {"city": "Oslo", "days": 1}, None),
+             ("step3", "get_weather", {"city": "Bergen", "days": 2}, None)],
+        id="step3-two-calls-one-a-line-typed-by-schema",
+    ),
+    pytest.param(
+        "Checking.\n" + step3(("toggle", (("enabled", "true"), ("tags", '["x"]'),
+                                          ("options", '{"a": 1}')))) + "\nBack soon.",
+        "Checking.\n\nBack soon.",
+        [("step3", "toggle", {"enabled": True, "tags": ["x"], "options": {"a": 1}}, None)],
+        id="step3-prose-around-json-list-and-object",
+    ),
+    # vLLM's value regex [^<]* drops a value holding "<"; SGLang's keeps it (first closer).
+    pytest.param(
+        step3(("write_file", (("path", "cmp.py"),
+                              ("content", f'if a < b: print("</steptml:invoke>{ST_CALL_END}")')))),
+        "", [("step3", "write_file",
+              {"path": "cmp.py", "content": f'if a < b: print("</steptml:invoke>{ST_CALL_END}")'},
+              None)],
+        id="step3-lt-and-closers-inside-a-value",
+    ),
+    pytest.param(
+        step3(("get_weather", (("city", "Kyiv"), ("days", "4"))))[: -len(ST_END)],
+        "", [("step3", "get_weather", {"city": "Kyiv", "days": 4}, None)],
+        id="step3-section-end-missing-after-a-whole-call",
+    ),
+    pytest.param(
+        "<think>Maybe " + step3(("get_weather", (("city", "X"),))) + "</think>No tool needed.",
+        "<think>Maybe " + step3(("get_weather", (("city", "X"),))) + "</think>No tool needed.",
+        [],
+        id="step3-call-inside-think-is-reasoning",
+    ),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 
@@ -654,6 +878,25 @@ CUT += [
 ]  # fmt: skip
 
 
+def _reply(case: str) -> str:
+    return next(str(c.values[0]) for c in CASES if c.id == case)
+
+
+# Families written in tags: a cut before the call's own closer (</invoke>, </function>,
+# <｜tool_call_end｜>) is cut, never run with the value it has (vLLM's seed_oss would).
+CUT += [
+    pytest.param(_reply(case), _reply(case).rindex(done), id=case)
+    for case, done in [
+        ("minimax-m2-two-invokes-typed-by-schema-prose-around", "]</parameter>\n</invoke>"),
+        ("invoke-xml-each-tag-on-a-line", "3</parameter>\n</invoke>"),
+        ("invoke-xml-inline-two-invokes-prose-around", "5</parameter></invoke>"),
+        ("seed-oss-python-repr-values-typed-by-schema", "]</parameter>\n</function>"),
+        ("step3-two-calls-one-a-line-typed-by-schema", "2</steptml:parameter>"),
+        ("step3-lt-and-closers-inside-a-value", '")</steptml:parameter>'),
+    ]
+]
+
+
 @pytest.mark.parametrize(("reply", "done"), CUT)
 def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> None:
     whole = [(c.name, c.arguments) for c in read_calls(reply, TOOLS).calls if c.ok]
@@ -682,6 +925,28 @@ TYPED = [
                  {"enabled": True, "level": 2.5, "tags": ["a"]}, ("enabled", "level", "tags"),
                  id="glm-python-true-number-and-json-list"),
 ]  # fmt: skip
+
+
+# Seed-OSS writes what isn't text as Python's repr (its template's |string), so reading
+# single quotes and True/None there is how the format is read, no repair (REPR_FORMS).
+TYPED += [
+    pytest.param(
+        "<seed:tool_call>\n<function=toggle>\n<parameter=enabled>False</parameter>\n"
+        "<parameter=options>{'deep': {'on': True, 'note': None}}</parameter>\n"
+        "<parameter=tags>['x']</parameter>\n</function>\n</seed:tool_call>",
+        {"enabled": False, "options": {"deep": {"on": True, "note": None}}, "tags": ["x"]},
+        ("enabled", "options", "tags"),
+        id="seed-oss-python-repr-is-no-repair",
+    ),
+    pytest.param(
+        '<minimax:tool_call>\n<invoke name="toggle">\n<parameter name="enabled">true'
+        '</parameter>\n<parameter name="level">\n 2 \n</parameter>\n</invoke>\n'
+        "</minimax:tool_call>",
+        {"enabled": True, "level": 2},
+        ("enabled", "level"),
+        id="minimax-m2-tojson-values",
+    ),
+]
 
 
 @pytest.mark.parametrize(("reply", "arguments", "typed"), TYPED)

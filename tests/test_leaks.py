@@ -58,6 +58,14 @@ TOOLS = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"ty
                      "The server didn't parse the calls: the model's Ollama template has no "
                      "tools section: add {{ if .Tools }} … {{ end }} to the Modelfile TEMPLATE, "
                      "or set PARSER functiongemma.", id="ollama-functiongemma"),
+        # docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md 1: SGLang
+        # has no Seed-OSS detector; vLLM registers minimax_m2, SGLang minimax-m2.
+        pytest.param(Family.SEED_OSS, Server.SGLANG,
+                     "The server didn't parse the calls: SGLang documents no --tool-call-parser "
+                     "for seed_oss yet; read calls from the text.", id="sglang-seed-oss-none"),
+        pytest.param(Family.MINIMAX_M2, Server.SGLANG,
+                     "The server didn't parse the calls: start SGLang with --tool-call-parser "
+                     "minimax-m2.", id="sglang-minimax-m2"),
     ],
 )  # fmt: skip
 def test_the_fix_names_the_servers_own_flag(family: Family, server: Server, fix: str) -> None:
@@ -105,6 +113,15 @@ def test_plain_json_fix_is_the_servers_own(server: Server, part: str) -> None:
         pytest.param('<tool_call>{"name": "f", "arguments": {"a": "x"}}</tool_call>',
                      Family.HERMES, id="hermes"),
         pytest.param('{"name": "f", "arguments": {"a": "x"}}', Family.PLAIN_JSON, id="bare-json"),
+        pytest.param('<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>'
+                     "\n</invoke>\n</minimax:tool_call>", Family.MINIMAX_M2, id="minimax-m2"),
+        pytest.param('<function_calls><invoke name="f"><parameter name="a">x</parameter></invoke>'
+                     "</function_calls>", Family.INVOKE_XML, id="claude-style-invoke-xml"),
+        pytest.param("<seed:tool_call>\n<function=f>\n<parameter=a>x</parameter>\n</function>"
+                     "\n</seed:tool_call>", Family.SEED_OSS, id="seed-oss"),
+        pytest.param('<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke'
+                     ' name="f"><steptml:parameter name="a">x</steptml:parameter></steptml:invoke>'
+                     "<｜tool_call_end｜><｜tool_calls_end｜>", Family.STEP3, id="step3"),
         pytest.param('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":"x"}',
                      Family.GPT_OSS, id="harmony"),
         # Issue 22's list families.

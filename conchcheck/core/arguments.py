@@ -94,6 +94,7 @@ def read_arguments(
     cut_off: bool = False,
     tool: str | None = None,
     untyped: bool = False,
+    python: bool = False,
 ) -> ArgumentsResult:
     """Read ``raw`` arguments for a tool with ``schema``; ``tool`` names it in the message.
 
@@ -104,6 +105,8 @@ def read_arguments(
     it any other way; the fields so typed are named in ``typed``. Everything else the model got
     wrong still counts: a dropped field, an option's case, broken JSON inside a list's text, a
     single value for a list, and any typing inside a value sent as JSON (JSON carries types).
+    ``python=True`` (with ``untyped``): the format writes a list or object as Python's repr, so
+    reading its quotes and ``True``/``None`` in a value's text is no repair either.
     """
     repairs: list[Repair | Normalisation] = []
     try:
@@ -127,7 +130,7 @@ def read_arguments(
     texts = _text_fields(raw) if untyped and value is raw else set()
     walk = _Normaliser(schema, texts)
     value = walk.value(value, schema, "", 0)
-    typed = _count(walk.changes, repairs, texts)
+    typed = _count(walk.changes, repairs, texts, _PYTHON_SPELLING if python else frozenset())
     problems, checked, waived = check(value, schema)
     return _result(
         not problems,
@@ -150,10 +153,18 @@ def _text_fields(raw: Any) -> set[str]:
     return {key for key, value in raw.items() if isinstance(key, str) and isinstance(value, str)}
 
 
+_PYTHON_SPELLING = frozenset({Repair.SINGLE_QUOTES, Repair.PYTHON_LITERAL})
+"""What reading Python's repr as JSON mends (``read_arguments(..., python=True)``)."""
+
+
 def _count(
-    changes: list[FieldChange], repairs: list[Repair | Normalisation], texts: set[str]
+    changes: list[FieldChange],
+    repairs: list[Repair | Normalisation],
+    texts: set[str],
+    spelling: frozenset[Repair],
 ) -> tuple[str, ...]:
-    """Add the changes that are repairs to ``repairs``; return the fields typed from text."""
+    """Add the changes that are repairs to ``repairs``; return the fields typed from text
+    (``spelling``: what reading such a field's text mends that its format wrote so)."""
     typed: list[str] = []
     for change in changes:
         if change.field in texts and change.normalisation in SCHEMA_TYPING:
@@ -163,7 +174,8 @@ def _count(
             if change.field in texts and change.normalisation is Normalisation.SINGLE_TO_LIST:
                 # The one item is still the text as written: typing it is no repair either.
                 texts.add(f"{change.field}[0]")
-        repairs.extend(change.mended)
+        spelled = spelling if change.field in texts else frozenset()
+        repairs.extend(m for m in change.mended if m not in spelled)
     return tuple(dict.fromkeys(typed))
 
 

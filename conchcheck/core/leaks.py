@@ -51,6 +51,12 @@ class Family(str, Enum):
     PHI4_MINI = "phi4_mini"
     COHERE = "cohere"
     FUNCTIONGEMMA = "functiongemma"
+    # -- issue 22, families written in tags
+    MINIMAX_M2 = "minimax_m2"
+    INVOKE_XML = "invoke_xml"
+    """Claude-style ``<function_calls><invoke …>``: no engine registers a parser for it."""
+    SEED_OSS = "seed_oss"
+    STEP3 = "step3"
     PLAIN_JSON = "plain_json"
     """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): read by
     llama.cpp with a template written for it, by vLLM's ``llama3_json`` and SGLang's ``llama3``
@@ -81,6 +87,10 @@ _BY_FORM = {
     CallForm.PHI4_MINI: Family.PHI4_MINI,
     CallForm.COHERE: Family.COHERE,
     CallForm.FUNCTIONGEMMA: Family.FUNCTIONGEMMA,
+    CallForm.MINIMAX_M2: Family.MINIMAX_M2,
+    CallForm.INVOKE_XML: Family.INVOKE_XML,
+    CallForm.SEED_OSS: Family.SEED_OSS,
+    CallForm.STEP3: Family.STEP3,
     CallForm.FENCE: Family.PLAIN_JSON,
     CallForm.TOOL_CALL_FENCE: Family.PLAIN_JSON,
     CallForm.GENERIC: Family.PLAIN_JSON,
@@ -118,6 +128,14 @@ _PARSERS: dict[Family, tuple[str | None, str | None, str | None]] = {
     Family.PHI4_MINI: ("phi4_mini_json", None, None),
     Family.COHERE: ("cohere_command4", "cohere_command4", "cohere"),
     Family.FUNCTIONGEMMA: ("functiongemma", None, "functiongemma"),
+    # vLLM vllm/tool_parsers/__init__.py and SGLang ToolCallParserEnum, as cited in
+    # docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md (1) and
+    # call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md (10): SGLang
+    # has no Seed-OSS detector, and no engine reads the bare <function_calls> wrapper.
+    Family.MINIMAX_M2: ("minimax_m2", "minimax-m2", None),
+    Family.INVOKE_XML: (None, None, None),
+    Family.SEED_OSS: ("seed_oss", None, None),
+    Family.STEP3: ("step3", "step3", None),
 }
 
 

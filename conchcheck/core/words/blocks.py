@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from conchcheck.core.words import lists, markup, sections
+from conchcheck.core.words import invocations, lists, markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
@@ -244,6 +244,40 @@ BLOCKS: tuple[Block, ...] = (
         ("<end_function_call>",),
         raw=sections.FUNCTIONGEMMA_QUOTE,
     ),
+    # -- issue 22, families written in tags (core.words.invocations names their sources)
+    *(
+        Block(
+            opener,
+            form,
+            _framed(read),
+            (closer,),
+            strings=False,
+            values=(values,),
+            again=(closer,),
+            calls_close=True,
+        )
+        for (opener, closer), form, read, values in (
+            (
+                invocations.MINIMAX_BLOCK,
+                CallForm.MINIMAX_M2,
+                invocations.minimax,
+                invocations.INVOKE_VALUES,
+            ),
+            (
+                invocations.INVOKE_BLOCK,
+                CallForm.INVOKE_XML,
+                invocations.invoke_xml,
+                invocations.INVOKE_VALUES,
+            ),
+            (
+                invocations.SEED_BLOCK,
+                CallForm.SEED_OSS,
+                invocations.seed_oss,
+                invocations.SEED_VALUES,
+            ),
+            (invocations.STEP3_BLOCK, CallForm.STEP3, invocations.step3, invocations.STEP3_VALUES),
+        )
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -302,6 +336,15 @@ BLOCKS: tuple[Block, ...] = (
         strings=False,
         role=BlockRole.RESPONSE,
     ),
+    # Seed-OSS thinks in "<seed:think>…</seed:think>" (its template; vLLM seed_oss reasoning).
+    Block(
+        "<seed:think>",
+        CallForm.SEED_OSS,
+        None,
+        ("</seed:think>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
     Block(
         "<tool_response>",
         CallForm.TOOL_CALL,
@@ -352,7 +395,7 @@ CALL_MARKERS: tuple[str, ...] = (
 )
 """What in a reply's text shows a call (or a made-up result) left there; Harmony's channel
 markers are left out, since its analysis channel in the text is reasoning, not a call."""
-REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>")
+REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>")
 """A reasoning closer with no opener: the server took the opener, so what came before was
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 

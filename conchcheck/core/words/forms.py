@@ -86,6 +86,15 @@ class CallForm(str, Enum):
     or Command R+'s ``Action:`` with the list in a ```` ```json ```` fence."""
     FUNCTIONGEMMA = "functiongemma"
     """FunctionGemma: ``<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>``."""
+    # -- issue 22, families written in tags: MiniMax-M2, Claude-style, Seed-OSS, Step3, HY-V3
+    MINIMAX_M2 = "minimax_m2"
+    """MiniMax-M2: ``<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter>``."""
+    INVOKE_XML = "invoke_xml"
+    """Claude-style: ``<function_calls><invoke name="f"><parameter name="a">1</parameter>``."""
+    SEED_OSS = "seed_oss"
+    """Seed-OSS: ``<seed:tool_call><function=f><parameter=a>1</parameter></function>``."""
+    STEP3 = "step3"
+    """Step3: ``<｜tool_calls_begin｜>…<steptml:invoke name="f"><steptml:parameter name="a">``."""
 
 
 # Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema
@@ -105,8 +114,16 @@ class CallForm(str, Enum):
 # - DEEPSEEK_DSML, DEEPSEEK_V4, DEEPSEEK_V41 (string="true|false") and KIMI_K3 (type="…")
 #   say each value's type, so they carry types; DEEPSEEK_V3/V31, KIMI_K2, HARMONY, GEMMA4 and
 #   LLAMA4_PYTHONIC carry JSON or Python literals.
-UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM})
+# - MINIMAX_M2, INVOKE_XML, SEED_OSS, STEP3: every tagged value is text; MiniMax's template
+#   writes the others with tojson, Seed-OSS's with Jinja's |string (Python's repr), and vLLM's
+#   minimax_m2, seed_oss and step3 parsers type each by the schema. Untyped.
+_TAGGED = (CallForm.MINIMAX_M2, CallForm.INVOKE_XML, CallForm.SEED_OSS, CallForm.STEP3)
+UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM, *_TAGGED})
 """Forms whose argument values carry no types: each is text, typed by the tool's schema."""
+REPR_FORMS = frozenset({CallForm.SEED_OSS})
+"""Untyped forms whose template writes a value that isn't text as Python's repr (Seed-OSS's
+``{'a': True}``, llama.cpp models/templates/ByteDance-Seed-OSS.jinja): its quotes and
+literals are how the format spells it, not repairs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +208,7 @@ class Reader:
             tool.parameters,
             tool=name,
             untyped=form in UNTYPED_FORMS,
+            python=form in REPR_FORMS,
         )
         everything = tuple(dict.fromkeys((*repairs, *result.repairs)))
         error = None if result.ok else result.message
