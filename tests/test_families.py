@@ -622,6 +622,16 @@ def step3(*calls: tuple[str, tuple[tuple[str, str], ...]], sep: str = "") -> str
     return sep.join([*out, ST_END])
 
 
+def hy_call(name: str, *pairs: tuple[str, str]) -> str:
+    """One HY-V3 call as vLLM's hy_v3 parser reads it, a newline after each tag."""
+    values = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in pairs)
+    return f"<tool_call>{name}<tool_sep>\n{values}</tool_call>\n"
+
+
+def hy_v3(*calls: str) -> str:
+    return "<tool_calls>\n" + "".join(calls) + "</tool_calls>"
+
+
 NOT_A_BOOLEAN = (
     "The arguments for toggle don't fit. Fix these and call it again:\n"
     '- enabled: expected true or false, got the text "yes".\n'
@@ -805,6 +815,44 @@ CASES += [
         [],
         id="step3-call-inside-think-is-reasoning",
     ),
+    # -- Hunyuan HY-V3 (vLLM vllm/tool_parsers/hy_v3_tool_parser.py @7a24fbb3; SGLang's newer
+    # hunyuan_detector.py; docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-
+    # ernie.md 6; no template read): GLM's key/value tags after "name<tool_sep>".
+    pytest.param(
+        "Checking.\n" + hy_v3(hy_call("get_weather", ("city", "Paris"), ("days", "3")),
+                              hy_call("toggle", ("enabled", "false"), ("tags", '["a"]')))
+        + "\nDone.",
+        "Checking.\n\nDone.",
+        [("hy_v3", "get_weather", {"city": "Paris", "days": 3}, None),
+         ("hy_v3", "toggle", {"enabled": False, "tags": ["a"]}, None)],
+        id="hy-v3-two-calls-typed-by-schema-prose-around",
+    ),
+    pytest.param(
+        hy_v3(hy_call("write_file", ("path", "a.md"),
+                      ("content", "Use </tool_call></tool_calls> and <tool_call>x<tool_sep> tags"))),
+        "", [("hy_v3", "write_file",
+              {"path": "a.md", "content": "Use </tool_call></tool_calls> and <tool_call>x"
+                                          "<tool_sep> tags"}, None)],
+        id="hy-v3-markers-inside-a-value-are-text",
+    ),
+    pytest.param(
+        hy_v3(hy_call("get_weather", ("city", "Lima")))[: -len("\n</tool_calls>")],
+        "", [("hy_v3", "get_weather", {"city": "Lima"}, None)],
+        id="hy-v3-block-closer-missing-after-a-whole-call",
+    ),
+    pytest.param(
+        "<think>\nMaybe " + hy_v3(hy_call("get_weather", ("city", "X"))) + "\n</think>\nNo tool needed.",
+        "<think>\nMaybe " + hy_v3(hy_call("get_weather", ("city", "X"))) + "\n</think>\nNo tool needed.",
+        [],
+        id="hy-v3-call-inside-think-is-reasoning",
+    ),
+    # The same <tool_calls> opens Hunyuan-A13B's JSON list (vLLM hunyuan_a13b_tool_parser):
+    # read as call objects here; that family's own form comes with it.
+    pytest.param(
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "</tool_calls>"}}]</tool_calls>',
+        "", [("tool_call", "get_weather", {"city": "</tool_calls>"}, None)],
+        id="hunyuan-a13b-json-list-in-the-same-block",
+    ),
 ]  # fmt: skip
 
 
@@ -893,6 +941,7 @@ CUT += [
         ("seed-oss-python-repr-values-typed-by-schema", "]</parameter>\n</function>"),
         ("step3-two-calls-one-a-line-typed-by-schema", "2</steptml:parameter>"),
         ("step3-lt-and-closers-inside-a-value", '")</steptml:parameter>'),
+        ("hy-v3-two-calls-typed-by-schema-prose-around", "]</arg_value>\n</tool_call>"),
     ]
 ]
 

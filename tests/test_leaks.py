@@ -122,6 +122,8 @@ def test_plain_json_fix_is_the_servers_own(server: Server, part: str) -> None:
         pytest.param('<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke'
                      ' name="f"><steptml:parameter name="a">x</steptml:parameter></steptml:invoke>'
                      "<｜tool_call_end｜><｜tool_calls_end｜>", Family.STEP3, id="step3"),
+        pytest.param("<tool_calls>\n<tool_call>f<tool_sep>\n<arg_key>a</arg_key>\n<arg_value>x"
+                     "</arg_value>\n</tool_call>\n</tool_calls>", Family.HY_V3, id="hy-v3"),
         pytest.param('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":"x"}',
                      Family.GPT_OSS, id="harmony"),
         # Issue 22's list families.

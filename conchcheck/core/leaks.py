@@ -57,6 +57,7 @@ class Family(str, Enum):
     """Claude-style ``<function_calls><invoke …>``: no engine registers a parser for it."""
     SEED_OSS = "seed_oss"
     STEP3 = "step3"
+    HY_V3 = "hy_v3"
     PLAIN_JSON = "plain_json"
     """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): read by
     llama.cpp with a template written for it, by vLLM's ``llama3_json`` and SGLang's ``llama3``
@@ -91,6 +92,7 @@ _BY_FORM = {
     CallForm.INVOKE_XML: Family.INVOKE_XML,
     CallForm.SEED_OSS: Family.SEED_OSS,
     CallForm.STEP3: Family.STEP3,
+    CallForm.HY_V3: Family.HY_V3,
     CallForm.FENCE: Family.PLAIN_JSON,
     CallForm.TOOL_CALL_FENCE: Family.PLAIN_JSON,
     CallForm.GENERIC: Family.PLAIN_JSON,
@@ -136,6 +138,8 @@ _PARSERS: dict[Family, tuple[str | None, str | None, str | None]] = {
     Family.INVOKE_XML: (None, None, None),
     Family.SEED_OSS: ("seed_oss", None, None),
     Family.STEP3: ("step3", "step3", None),
+    # SGLang's name "hunyuan" reads HY-V3 in its newer hunyuan_detector.py (the note, 6(b)).
+    Family.HY_V3: ("hy_v3", "hunyuan", None),
 }
 
 

@@ -278,6 +278,16 @@ BLOCKS: tuple[Block, ...] = (
             (invocations.STEP3_BLOCK, CallForm.STEP3, invocations.step3, invocations.STEP3_VALUES),
         )
     ),
+    # Hunyuan: HY-V3's tags or A13B's JSON list, whose strings hide markers too.
+    Block(
+        invocations.HUNYUAN_BLOCK[0],
+        CallForm.HY_V3,
+        _framed(invocations.tool_calls),
+        (invocations.HUNYUAN_BLOCK[1],),
+        values=(GLM_VALUES,),
+        again=(invocations.HUNYUAN_BLOCK[1],),
+        calls_close=True,
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(

@@ -95,6 +95,8 @@ class CallForm(str, Enum):
     """Seed-OSS: ``<seed:tool_call><function=f><parameter=a>1</parameter></function>``."""
     STEP3 = "step3"
     """Step3: ``<｜tool_calls_begin｜>…<steptml:invoke name="f"><steptml:parameter name="a">``."""
+    HY_V3 = "hy_v3"
+    """Hunyuan HY-V3: ``<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>1``."""
 
 
 # Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema
@@ -114,16 +116,15 @@ class CallForm(str, Enum):
 # - DEEPSEEK_DSML, DEEPSEEK_V4, DEEPSEEK_V41 (string="true|false") and KIMI_K3 (type="…")
 #   say each value's type, so they carry types; DEEPSEEK_V3/V31, KIMI_K2, HARMONY, GEMMA4 and
 #   LLAMA4_PYTHONIC carry JSON or Python literals.
-# - MINIMAX_M2, INVOKE_XML, SEED_OSS, STEP3: every tagged value is text; MiniMax's template
-#   writes the others with tojson, Seed-OSS's with Jinja's |string (Python's repr), and vLLM's
-#   minimax_m2, seed_oss and step3 parsers type each by the schema. Untyped.
+# - MINIMAX_M2, INVOKE_XML, SEED_OSS, STEP3, HY_V3: every tagged value is text; MiniMax's
+#   template writes the others with tojson, Seed-OSS's with Jinja's |string (Python's repr),
+#   and vLLM's minimax_m2, seed_oss, step3 and hy_v3 parsers type each by the schema.
 _TAGGED = (CallForm.MINIMAX_M2, CallForm.INVOKE_XML, CallForm.SEED_OSS, CallForm.STEP3)
-UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM, *_TAGGED})
+UNTYPED_FORMS = frozenset({CallForm.XML_PARAMETERS, CallForm.GLM, CallForm.HY_V3, *_TAGGED})
 """Forms whose argument values carry no types: each is text, typed by the tool's schema."""
 REPR_FORMS = frozenset({CallForm.SEED_OSS})
-"""Untyped forms whose template writes a value that isn't text as Python's repr (Seed-OSS's
-``{'a': True}``, llama.cpp models/templates/ByteDance-Seed-OSS.jinja): its quotes and
-literals are how the format spells it, not repairs."""
+"""Untyped forms whose template writes what isn't text as Python's repr (Seed-OSS's |string):
+its quotes and literals are how the format spells values, not repairs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,23 +1,25 @@
 """Call formats that name each function in an opening tag and each argument in a tag of its
 own, read like Qwen3-Coder's XML (``markup``): MiniMax-M2's ``<invoke name="f">`` with
 ``<parameter name="a">``, the same tags inside a bare ``<function_calls>`` (Claude-style),
-Seed-OSS's ``<function=f>`` inside ``<seed:tool_call>``, and Step3's ``<steptml:invoke>``.
+Seed-OSS's ``<function=f>`` inside ``<seed:tool_call>``, Step3's ``<steptml:invoke>``, and
+Hunyuan HY-V3's ``<tool_call>f<tool_sep>`` with GLM's key/value tags inside ``<tool_calls>``.
 
 Every value is text (``forms.UNTYPED_FORMS``), typed by the tool's schema only; a closing tag
 inside a value is its text unless the next tag or the end follows it (``lexer``).
 docs/research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md (sections 2 and 5) and
 call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md (1 and 6) hold the
-grammar of each, with the engines' parsers and their commits.
+grammar of each, with the engines' parsers and their commits; HY-V3's is in the first (6).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall
-from conchcheck.core.words.lexer import tagged
-from conchcheck.core.words.markup import _FUNCTION, _Invocations, exact_value
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
+from conchcheck.core.words.lexer import GLM_VALUES, Lexer, tagged
+from conchcheck.core.words.markup import _FUNCTION, _Invocations, exact_value, glm
 
 MINIMAX_BLOCK = ("<minimax:tool_call>", "</minimax:tool_call>")
 INVOKE_BLOCK = ("<function_calls>", "</function_calls>")
@@ -26,6 +28,8 @@ STEP3_BLOCK = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>")
 """Step3's section: U+FF5C FULLWIDTH VERTICAL LINE as DeepSeek's, but ASCII underscores where
 DeepSeek writes U+2581, so it is a marker of its own (vLLM and SGLang step3 parsers)."""
 STEP3_CALL_END = "<｜tool_call_end｜>"
+HUNYUAN_BLOCK = ("<tool_calls>", "</tool_calls>")
+HY_CALL, HY_CALL_END, HY_SEP = "<tool_call>", "</tool_call>", "<tool_sep>"
 
 # MiniMax-M2's template writes '<parameter name="K">V</parameter>' on a line of its own, then
 # the next parameter or "</invoke>" (the Unsloth copy of the template in llama.cpp
@@ -141,3 +145,40 @@ def seed_oss(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Word
 def step3(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """Step3: ``<steptml:invoke name="f">`` calls with ``<steptml:parameter>`` values."""
     return _STEP3.read(reader, text, raw, cut_off=cut_off)
+
+
+def tool_calls(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """Hunyuan's ``<tool_calls>`` block: HY-V3's ``<tool_call>f<tool_sep>`` calls, or
+    Hunyuan-A13B's JSON list (read as ``{"name", "arguments"}`` objects)."""
+    if not text.lstrip().startswith(HY_CALL):
+        return reader.json_body(text, CallForm.TOOL_CALL, raw, cut_off=cut_off)
+    return hy_v3(reader, text, raw, cut_off=cut_off)
+
+
+def hy_v3(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
+    """HY-V3: ``<tool_call>f<tool_sep>`` then ``<arg_key>k</arg_key><arg_value>v</arg_value>``
+    pairs (GLM's tags, read as GLM's), each call closed by ``</tool_call>``.
+
+    The grammar is vLLM's hy_v3 parser's (vllm/tool_parsers/hy_v3_tool_parser.py @7a24fbb3)
+    and SGLang's newer hunyuan detector's; no HY-V3 template was read. vLLM reads a call left
+    unclosed at the end; a cut one is cut here, as in every family.
+    """
+    calls: list[WordsCall] = []
+    pos = text.find(HY_CALL)
+    while pos >= 0:
+        start = pos + len(HY_CALL)
+        lexer = Lexer((HY_CALL_END, HY_CALL), strings=False, values=(GLM_VALUES,), again=(HY_CALL,))
+        found = lexer.find(text, start)
+        end = found[0] if found is not None else len(text)
+        closed = found is not None and found[1] == HY_CALL_END
+        name, sep, arguments = text[start:end].partition(HY_SEP)
+        if cut_off and not closed:
+            calls.append(cut_call(CallForm.HY_V3, raw))
+        elif not sep:
+            problem = f"Your tool call has no {HY_SEP} after its function's name."
+            calls.append(reader.failed(CallForm.HY_V3, raw, problem))
+        else:
+            read = glm(reader, name + arguments, raw, cut_off=False)
+            calls += [replace(call, form=CallForm.HY_V3) for call in read]
+        pos = text.find(HY_CALL, end + (len(HY_CALL_END) if closed else 0))
+    return calls or [reader.failed(CallForm.HY_V3, raw, "Your tool call names no function.")]
