@@ -36,6 +36,10 @@ OPENERS = [
     "<|channel|>", "<|tool_call>", "<think>", "<parameter=x>", "</think>",
     "<|tool_call_start|>", "<|tool_call|>[", "<tool_calls>", "functools[", "<|START_ACTION|>",
     "<start_function_call>call:f{a:<escape>", "[TOOL_CALLS]f{",
+    # issue 22's families written in tags, and their inner tags repeated inside one block
+    "<minimax:tool_call>", '<function_calls><invoke name="x"><parameter name="a">',
+    "<seed:tool_call><function=x><parameter=a>", "<｜tool_calls_begin｜>",
+    '<｜tool_calls_begin｜><steptml:invoke name="x">', "<tool_calls><tool_call>x<tool_sep>",
 ]  # fmt: skip
 
 
