@@ -846,13 +846,6 @@ CASES += [
         [],
         id="hy-v3-call-inside-think-is-reasoning",
     ),
-    # The same <tool_calls> opens Hunyuan-A13B's JSON list (vLLM hunyuan_a13b_tool_parser):
-    # read as call objects here; that family's own form comes with it.
-    pytest.param(
-        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "</tool_calls>"}}]</tool_calls>',
-        "", [("tool_call", "get_weather", {"city": "</tool_calls>"}, None)],
-        id="hunyuan-a13b-json-list-in-the-same-block",
-    ),
 ]  # fmt: skip
 
 

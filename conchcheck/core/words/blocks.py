@@ -229,12 +229,14 @@ BLOCKS: tuple[Block, ...] = (
     # is read as a value, so its own end ends it (``lists``); Granite 3 writes no closer.
     Block("<|tool_call_start|>", CallForm.LFM2, _framed(lists.lfm2), ("<|tool_call_end|>",)),
     Block("<|tool_call|>", CallForm.GRANITE, _framed(lists.granite), balanced=True),
+    # HY-V3 closes each call in the block, so a cut keeps the calls closed before it.
     Block(
         "<tool_calls>",
         CallForm.HUNYUAN,
         _framed(lists.hunyuan),
         ("</tool_calls>",),
         values=(GLM_VALUES,),
+        calls_close=True,
     ),
     Block("<|START_ACTION|>", CallForm.COHERE, _framed(lists.cohere), ("<|END_ACTION|>",)),
     Block(
@@ -246,47 +248,8 @@ BLOCKS: tuple[Block, ...] = (
     ),
     # -- issue 22, families written in tags (core.words.invocations names their sources)
     *(
-        Block(
-            opener,
-            form,
-            _framed(read),
-            (closer,),
-            strings=False,
-            values=(values,),
-            again=(closer,),
-            calls_close=True,
-        )
-        for (opener, closer), form, read, values in (
-            (
-                invocations.MINIMAX_BLOCK,
-                CallForm.MINIMAX_M2,
-                invocations.minimax,
-                invocations.INVOKE_VALUES,
-            ),
-            (
-                invocations.INVOKE_BLOCK,
-                CallForm.INVOKE_XML,
-                invocations.invoke_xml,
-                invocations.INVOKE_VALUES,
-            ),
-            (
-                invocations.SEED_BLOCK,
-                CallForm.SEED_OSS,
-                invocations.seed_oss,
-                invocations.SEED_VALUES,
-            ),
-            (invocations.STEP3_BLOCK, CallForm.STEP3, invocations.step3, invocations.STEP3_VALUES),
-        )
-    ),
-    # Hunyuan: HY-V3's tags or A13B's JSON list, whose strings hide markers too.
-    Block(
-        invocations.HUNYUAN_BLOCK[0],
-        CallForm.HY_V3,
-        _framed(invocations.tool_calls),
-        (invocations.HUNYUAN_BLOCK[1],),
-        values=(GLM_VALUES,),
-        again=(invocations.HUNYUAN_BLOCK[1],),
-        calls_close=True,
+        Block(o, f, _framed(r), (c,), strings=False, values=(v,), again=(c,), calls_close=True)
+        for o, c, f, r, v in invocations.SECTIONS
     ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).

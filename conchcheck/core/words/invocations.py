@@ -2,7 +2,8 @@
 own, read like Qwen3-Coder's XML (``markup``): MiniMax-M2's ``<invoke name="f">`` with
 ``<parameter name="a">``, the same tags inside a bare ``<function_calls>`` (Claude-style),
 Seed-OSS's ``<function=f>`` inside ``<seed:tool_call>``, Step3's ``<steptml:invoke>``, and
-Hunyuan HY-V3's ``<tool_call>f<tool_sep>`` with GLM's key/value tags inside ``<tool_calls>``.
+Hunyuan HY-V3's ``<tool_call>f<tool_sep>`` with GLM's key/value tags (``lists.hunyuan``
+hands them over from its ``<tool_calls>`` block).
 
 Every value is text (``forms.UNTYPED_FORMS``), typed by the tool's schema only; a closing tag
 inside a value is its text unless the next tag or the end follows it (``lexer``).
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
-from conchcheck.core.words.lexer import GLM_VALUES, Lexer, tagged
+from conchcheck.core.words.lexer import GLM_VALUES, Lexer, Values, tagged
 from conchcheck.core.words.markup import _FUNCTION, _Invocations, exact_value, glm
 
 MINIMAX_BLOCK = ("<minimax:tool_call>", "</minimax:tool_call>")
@@ -28,7 +29,6 @@ STEP3_BLOCK = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>")
 """Step3's section: U+FF5C FULLWIDTH VERTICAL LINE as DeepSeek's, but ASCII underscores where
 DeepSeek writes U+2581, so it is a marker of its own (vLLM and SGLang step3 parsers)."""
 STEP3_CALL_END = "<｜tool_call_end｜>"
-HUNYUAN_BLOCK = ("<tool_calls>", "</tool_calls>")
 HY_CALL, HY_CALL_END, HY_SEP = "<tool_call>", "</tool_call>", "<tool_sep>"
 
 # MiniMax-M2's template writes '<parameter name="K">V</parameter>' on a line of its own, then
@@ -147,14 +147,6 @@ def step3(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCa
     return _STEP3.read(reader, text, raw, cut_off=cut_off)
 
 
-def tool_calls(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-    """Hunyuan's ``<tool_calls>`` block: HY-V3's ``<tool_call>f<tool_sep>`` calls, or
-    Hunyuan-A13B's JSON list (read as ``{"name", "arguments"}`` objects)."""
-    if not text.lstrip().startswith(HY_CALL):
-        return reader.json_body(text, CallForm.TOOL_CALL, raw, cut_off=cut_off)
-    return hy_v3(reader, text, raw, cut_off=cut_off)
-
-
 def hy_v3(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """HY-V3: ``<tool_call>f<tool_sep>`` then ``<arg_key>k</arg_key><arg_value>v</arg_value>``
     pairs (GLM's tags, read as GLM's), each call closed by ``</tool_call>``.
@@ -182,3 +174,13 @@ def hy_v3(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCa
             calls += [replace(call, form=CallForm.HY_V3) for call in read]
         pos = text.find(HY_CALL, end + (len(HY_CALL_END) if closed else 0))
     return calls or [reader.failed(CallForm.HY_V3, raw, "Your tool call names no function.")]
+
+
+Read = Callable[..., list[WordsCall]]
+SECTIONS: tuple[tuple[str, str, CallForm, Read, Values], ...] = (
+    (*MINIMAX_BLOCK, CallForm.MINIMAX_M2, minimax, INVOKE_VALUES),
+    (*INVOKE_BLOCK, CallForm.INVOKE_XML, invoke_xml, INVOKE_VALUES),
+    (*SEED_BLOCK, CallForm.SEED_OSS, seed_oss, SEED_VALUES),
+    (*STEP3_BLOCK, CallForm.STEP3, step3, STEP3_VALUES),
+)
+"""Each section's opener and closer, its form, its reader and its values' tags."""

@@ -17,9 +17,9 @@ from typing import Any
 
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import Tool
+from conchcheck.core.words import invocations
 from conchcheck.core.words.forms import MAX_PYTHONIC, CallForm, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer
-from conchcheck.core.words.markup import glm
 
 PHI4_OPENER = "functools["
 """Phi-4-mini's call prefix (vLLM's examples/tool_chat_template_phi4_mini.jinja)."""
@@ -45,18 +45,9 @@ def granite(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Words
 
 def hunyuan(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
     """Hunyuan A13B: a JSON list inside ``<tool_calls>``. HY-V3 writes ``<tool_call>name
-    <tool_sep>`` with GLM's key and value tags there instead, read as GLM's pairs."""
-    if text.lstrip().startswith("<tool_call>"):
-        calls: list[WordsCall] = []
-        pos = text.find("<tool_call>")
-        while pos >= 0:
-            end = text.find("</tool_call>", pos)
-            inner = text[pos + len("<tool_call>") : end if end >= 0 else len(text)]
-            calls += glm(
-                reader, inner.replace("<tool_sep>", "\n", 1), raw, cut_off=cut_off and end < 0
-            )
-            pos = text.find("<tool_call>", end) if end >= 0 else -1
-        return calls
+    <tool_sep>`` with GLM's key and value tags there instead (``invocations.hy_v3``)."""
+    if text.lstrip().startswith(invocations.HY_CALL):
+        return invocations.hy_v3(reader, text, raw, cut_off=cut_off)
     return reader.json_body(text, CallForm.HUNYUAN, raw, cut_off=cut_off)
 
 
