@@ -32,6 +32,8 @@ class ThinkFormat(Name):
     """``<|channel>thought…<channel|>``: Gemma 4."""
     KIMI_K3 = "kimi_k3"
     """``<|open|>think<|sep|>…<|close|>think<|sep|>``: Kimi K3."""
+    COHERE = "cohere"
+    """``<|START_THINKING|>…<|END_THINKING|>``: Cohere Command R7B and A."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,10 @@ MARKERS: tuple[ThinkMarkers, ...] = (
     ThinkMarkers(
         ThinkFormat.KIMI_K3, "<|open|>think<|sep|>", "<|close|>think<|sep|>", bare_closer=True
     ),
+    # Cohere Command R7B / A plan in a thinking block their template writes in the reply, not
+    # the prompt (docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-
+    # react-mistral.md 4; llama.cpp's Command R7B parser, vLLM's cohere_command parsers).
+    ThinkMarkers(ThinkFormat.COHERE, "<|START_THINKING|>", "<|END_THINKING|>", bare_closer=False),
 )
 
 _OPENERS = {m.opener: m for m in MARKERS}
