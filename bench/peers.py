@@ -68,6 +68,16 @@ REPLIES = {
         '<|tool_call_argument_begin|>{"city": "Paris", "days": 3}<|tool_call_end|>'
         "<|tool_calls_section_end|>"
     ),
+    "claude-invoke-xml": (
+        '<function_calls><invoke name="get_weather"><parameter name="city">Paris</parameter>'
+        '<parameter name="days">3</parameter></invoke></function_calls>'
+    ),
+    "minimax-m2": (
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris'
+        '</parameter>\n<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>'
+    ),
+    "mistral-compact": '[TOOL_CALLS]get_weather{"city": "Paris", "days": 3}',
+    "react": 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris", "days": 3}',
 }  # fmt: skip
 LONG = "Paris " * 2000
 """A 12 KB argument, where a reader's cost per character shows."""
