@@ -849,6 +849,33 @@ CASES += [
 ]  # fmt: skip
 
 
+# Llama 3.x JSON calls one after another with no <|python_tag|>, joined by ";" or new lines:
+# vLLM's llama3_json reads any separator in a whole reply, SGLang skips one character after
+# each object (docs/research/call-reading-reasoning-and-several-calls.md §5). Each object must
+# be a call; words after the last stay words; JSON that isn't a call ends the calls there.
+LLAMA_PARIS = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+LLAMA_ROME = '{"name": "get_weather", "parameters": {"city": "Rome; Italy", "days": 2}}'
+CASES += [
+    pytest.param(
+        f"{LLAMA_PARIS}; {LLAMA_ROME}", "",
+        [("bare_json", "get_weather", {"city": "Paris"}, None),
+         ("bare_json", "get_weather", {"city": "Rome; Italy", "days": 2}, None)],
+        id="llama3-json-joined-by-semicolon-no-tag",
+    ),
+    pytest.param(
+        f"{LLAMA_PARIS}\n{LLAMA_ROME}\nBoth asked.", "\nBoth asked.",
+        [("bare_json", "get_weather", {"city": "Paris"}, None),
+         ("bare_json", "get_weather", {"city": "Rome; Italy", "days": 2}, None)],
+        id="llama3-json-joined-by-newline-words-after",
+    ),
+    pytest.param(
+        f'{LLAMA_PARIS};\n{{"city": "Oslo"}}', '{"city": "Oslo"}',
+        [("bare_json", "get_weather", {"city": "Paris"}, None)],
+        id="llama3-json-then-json-that-is-no-call-stays-words",
+    ),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 
@@ -936,6 +963,15 @@ CUT += [
         ("step3-lt-and-closers-inside-a-value", '")</steptml:parameter>'),
         ("hy-v3-two-calls-typed-by-schema-prose-around", "]</arg_value>\n</tool_call>"),
     ]
+]
+
+
+CUT += [
+    pytest.param(_reply(case), _reply(case).rindex("2}}"), id=case)
+    for case in (
+        "llama3-json-joined-by-semicolon-no-tag",
+        "llama3-json-joined-by-newline-words-after",
+    )
 ]
 
 

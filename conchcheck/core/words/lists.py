@@ -99,6 +99,9 @@ def whole(reader: Reader, text: str, *, cut_off: bool) -> tuple[list[WordsCall],
         end = len(text) if found is None else found[0]
         calls = reader.json_body(text[start:end], CallForm.PHI4_MINI, text[lead:end], cut_off=False)
         return calls, text[end:]
+    joined = _joined(reader, text, lead, cut_off=cut_off)
+    if joined is not None:
+        return joined
     calls, words = reader.whole(text, cut_off=cut_off)
     if calls or not text.startswith(("[", "{"), lead):
         return calls, words
@@ -109,6 +112,54 @@ def whole(reader: Reader, text: str, *, cut_off: bool) -> tuple[list[WordsCall],
         return calls, words
     calls, rest = reader.whole(text[: found[0]], cut_off=False)
     return (calls, text[found[0] :]) if calls and not rest else ([], text)
+
+
+def _joined(
+    reader: Reader, text: str, lead: int, *, cut_off: bool
+) -> tuple[list[WordsCall], str] | None:
+    """Calls written one after another as JSON, joined by ``;`` or new lines, as Llama 3.x
+    writes several (vLLM's llama3_json reads any separator in a whole reply, SGLang skips one
+    character after each object: docs/research/call-reading-reasoning-and-several-calls.md
+    §5), and the words after the last; None when the reply isn't two values or more."""
+    if not text.startswith(("{", "["), lead):
+        return None
+    calls: list[WordsCall] = []
+    pos = lead
+    while True:
+        found = Lexer((), balanced=True).find(text, pos)
+        if found is None:
+            # The last value never closed: cut, it is no call; else not calls joined.
+            return (
+                ([*calls, cut_call(CallForm.BARE_JSON, text[pos:])], "")
+                if calls and cut_off
+                else None
+            )
+        end = found[0]
+        after = _separated(text, end)
+        if not calls and (after == len(text) or text[after] not in "{["):
+            return None  # one value: the reply as a whole (Reader.whole) says what it is
+        got, rest = reader.whole(text[pos:end], cut_off=False)
+        if not got or rest.strip():
+            return (calls, text[pos:]) if calls else None
+        calls += got
+        if after == len(text):
+            return calls, ""
+        if text[after] not in "{[":
+            return calls, text[end:]
+        pos = after
+
+
+def _separated(text: str, end: int) -> int:
+    """Where the next value may start after one ending at ``end``: past the white space and
+    at most one ``;`` that join two calls."""
+    after = end
+    while after < len(text) and text[after].isspace():
+        after += 1
+    if after < len(text) and text[after] == ";":
+        after += 1
+    while after < len(text) and text[after].isspace():
+        after += 1
+    return after
 
 
 _JSON_NAMES: Mapping[str, bool | None] = {"true": True, "false": False, "null": None}
