@@ -1227,3 +1227,37 @@ def test_every_chunking_of_any_mix_reads_the_same(
     reply: str, cuts: list[int], cut_off: bool
 ) -> None:
     assert streamed(split(reply, cuts), cut_off=cut_off) == at_once(reply, cut_off=cut_off)
+
+
+# A closer with no opener, outside every value and code fence, is never words: dropped and
+# counted (docs/research/call-reading-reasoning-and-several-calls.md §4: SGLang's streaming
+# drops them; vLLM and llama.cpp show them). Closers a person could write stay words.
+STRAY = [
+    pytest.param("Hello </tool_call> world", "Hello  world", 1, id="hermes-closer-alone"),
+    pytest.param(
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+        "</tool_call>Done.",
+        "Done.", 1, id="hermes-closer-twice-after-a-call",
+    ),
+    pytest.param("Done.<|tool_calls_section_end|>", "Done.", 1, id="kimi-k2-section-end"),
+    pytest.param("ok<｜tool▁calls▁end｜><｜tool▁call▁end｜>", "ok", 2, id="deepseek-v3-ends"),
+    pytest.param("It is 18.<|return|>", "It is 18.", 1, id="harmony-return-stop-token"),
+    pytest.param("Sunny.<tool_call|>", "Sunny.", 1, id="gemma4-extra-closer"),
+    pytest.param("Fine<|eot_id|>", "Fine", 1, id="llama3-end-of-turn"),
+    pytest.param("```\n</tool_call>\n```", "```\n</tool_call>\n```", 0, id="in-a-code-fence-kept"),
+    pytest.param("a </function> b", "a </function> b", 0, id="prose-like-closer-kept"),
+    pytest.param(
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "a</tool_call>b"}}</tool_call>',
+        "", 0, id="in-a-value-it-is-the-value",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reply", "text", "stray"), STRAY)
+def test_a_stray_closer_is_never_words(reply: str, text: str, stray: int) -> None:
+    whole = read_calls(reply, [WEATHER])
+    reader = WordsReader([WEATHER])
+    shown = "".join(reader.feed(char) for char in reply)
+    end = reader.close()
+    assert (whole.text, whole.stray_closers) == (text, stray)
+    assert (shown + end.text, end.stray_closers) == (text, stray)

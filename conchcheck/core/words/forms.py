@@ -410,3 +410,5 @@ class WordsReading:
     """``<tool_response>`` blocks the model wrote itself (dropped, never believed)."""
     in_reasoning: int = 0
     """Calls written before a reasoning closer whose opener the server took: not calls."""
+    stray_closers: int = 0
+    """Closers written with no opener (``</tool_call>`` alone): dropped, never words."""

@@ -37,6 +37,7 @@ from conchcheck.core.words.markers import (
     MARKER_RE,
     SAFE,
     SHOWN,
+    STRAY_CLOSERS,
     TOKEN,
     WAIT,
     Opening,
@@ -90,6 +91,7 @@ class WordsReader:
         "_plain",
         "_reader",
         "_state",
+        "_stray",
         "_trigger",
         "_triggers",
     )
@@ -113,6 +115,7 @@ class WordsReader:
         self._plain = False  # in the text state with nothing pending: plain words pass as they are
         self._calls: list[WordsCall] = []
         self._fake = 0
+        self._stray = 0
         self._in_reasoning = 0
         self._fallbacks = 0
         self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -187,7 +190,7 @@ class WordsReader:
             rest = self._finish(out, cut_off=cut_off)
         self._state, self._plain = _State.TEXT, True
         calls, self._calls = tuple(self._calls), []
-        return WordsReading(calls, "".join(out), self._fake, self._in_reasoning)
+        return WordsReading(calls, "".join(out), self._fake, self._in_reasoning, self._stray)
 
     def _read(self, text: str, out: list[str]) -> None:
         # Every step reads on from a position in ``text`` (never a copy of the rest), and
@@ -257,6 +260,8 @@ class WordsReader:
             out.append(marker)
             self._in_reasoning += len(self._calls)
             self._calls.clear()
+        elif marker in STRAY_CLOSERS:
+            self._stray += 1  # a closer with no opener is never words
         elif marker == FENCE:
             self._state, self._head = _State.FENCE_INFO, ""
         else:

@@ -17,4 +17,6 @@ def read_calls(
     reader = WordsReader(tools)
     words = reader.feed(text)
     end = reader.close(cut_off=cut_off)
-    return WordsReading(end.calls, words + end.text, end.fake_responses, end.in_reasoning)
+    return WordsReading(
+        end.calls, words + end.text, end.fake_responses, end.in_reasoning, end.stray_closers
+    )
