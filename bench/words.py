@@ -40,6 +40,8 @@ OPENERS = [
     "<minimax:tool_call>", '<function_calls><invoke name="x"><parameter name="a">',
     "<seed:tool_call><function=x><parameter=a>", "<｜tool_calls_begin｜>",
     '<｜tool_calls_begin｜><steptml:invoke name="x">', "<tool_calls><tool_call>x<tool_sep>",
+    # closers with no opener, each dropped (and counted) where it stands
+    "</tool_call>", "x<|eot_id|>",
 ]  # fmt: skip
 
 
