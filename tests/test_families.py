@@ -876,6 +876,24 @@ CASES += [
 ]  # fmt: skip
 
 
+# Reasoning ends once: a reasoning closer after the reply's reasoning already ended (a closed
+# <think> block, or a first bare </think>) is stray, dropped, and never undoes the calls read
+# since (vLLM partitions at the first </think> only; docs/research/call-reading-reasoning-
+# and-several-calls.md §4, case S8).
+CASES += [
+    pytest.param(
+        '<think>Plan.</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+        "</tool_call></think>",
+        "<think>Plan.</think>", [("tool_call", "get_weather", {"city": "Oslo"}, None)],
+        id="think-block-then-call-then-stray-think-closer-keeps-the-call",
+    ),
+    pytest.param(
+        "Reasoning</think>Answer</think> more", "Reasoning</think>Answer more", [],
+        id="second-bare-think-closer-is-stray",
+    ),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 

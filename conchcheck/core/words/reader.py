@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Iterable, Mapping
-from enum import Enum
 from typing import Any
 
 from conchcheck.core.tools import Tool, as_tools
@@ -47,6 +46,7 @@ from conchcheck.core.words.markers import (
     shown,
     triggers,
 )
+from conchcheck.core.words.state import ReaderState
 
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
@@ -56,15 +56,7 @@ _FALLBACKS = 16
 reply; past this the block runs to the end, so a hostile reply can't make the reader rescan."""
 
 
-class _State(str, Enum):
-    START = "start"
-    TEXT = "text"
-    WHOLE = "whole"
-    HEAD = "head"
-    BLOCK = "block"
-    FENCE_INFO = "fence_info"
-
-
+_State = ReaderState
 _TEXT = _State.TEXT
 _shown = SHOWN.get
 
@@ -90,6 +82,7 @@ class WordsReader:
         "_pending",
         "_plain",
         "_reader",
+        "_reasoned",
         "_state",
         "_stray",
         "_trigger",
@@ -116,6 +109,7 @@ class WordsReader:
         self._calls: list[WordsCall] = []
         self._fake = 0
         self._stray = 0
+        self._reasoned = False  # a reasoning block or closer ended reasoning already
         self._in_reasoning = 0
         self._fallbacks = 0
         self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -254,12 +248,18 @@ class WordsReader:
             return len(text)
         out.append(text[pos : match.start()])
         marker = match.group()
-        if marker in REASONING_ENDS:
+        if marker in REASONING_ENDS and self._reasoned:
+            # Reasoning ended once already: a later closer is stray, and never undoes the calls
+            # read since (vLLM partitions at the first </think> only; docs/research/
+            # call-reading-reasoning-and-several-calls.md §4, case S8).
+            self._stray += 1
+        elif marker in REASONING_ENDS:
             # The server took the opener (Qwen3 and DeepSeek templates put <think> in the
             # prompt): everything before was reasoning, and its calls were never calls.
             out.append(marker)
             self._in_reasoning += len(self._calls)
             self._calls.clear()
+            self._reasoned = True
         elif marker in STRAY_CLOSERS:
             self._stray += 1  # a closer with no opener is never words
         elif marker == FENCE:
@@ -331,6 +331,7 @@ class WordsReader:
         end = cut + len(marker) if closed else cut
         if block.role is BlockRole.REASONING:
             out.append(text[pos:end])
+            self._reasoned |= block.opener != FENCE  # a code fence is no reasoning
             self._to_text()
             return end - shift
         self._parts.append(text[pos:cut])
