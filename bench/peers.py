@@ -107,6 +107,12 @@ def ours(text: str) -> list[tuple[str, object]]:
     return [(c.name, c.arguments) for c in read_calls(text, TOOLS).calls]
 
 
+def short(calls: list[tuple[str, object]]) -> str:
+    """The calls as a row can show them: at most 60 characters."""
+    text = repr(calls)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def main() -> None:
     parser = peer()
 
@@ -130,7 +136,11 @@ def main() -> None:
         mine_us, their_us = (1e6 * t / loops for t in times)
         same = mine == their
         ratio = f"{mine_us / their_us:.1f}" if same else "—"
-        said = "both, the same calls" if same else f"differ: conchcheck {mine}, peer {their}"
+        said = (
+            "both, the same calls"
+            if same
+            else f"differ: conchcheck {short(mine)}, peer {short(their)}"
+        )
         cells = [family, str(len(text.encode())), f"{mine_us:.1f}", f"{their_us:.1f}", ratio]
         print("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=False)) + "  " + said)
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from conchcheck.core.repair import Unreadable, read_json
+from conchcheck.core.repair import Repair, Unreadable, read_json
 from conchcheck.core.tools import Tool
 from conchcheck.core.words import invocations
 from conchcheck.core.words.forms import MAX_PYTHONIC, CallForm, Reader, WordsCall, cut_call
@@ -99,10 +99,12 @@ def whole(reader: Reader, text: str, *, cut_off: bool) -> tuple[list[WordsCall],
         end = len(text) if found is None else found[0]
         calls = reader.json_body(text[start:end], CallForm.PHI4_MINI, text[lead:end], cut_off=False)
         return calls, text[end:]
+    calls, words = reader.whole(text, cut_off=cut_off)
+    if calls and all(c.ok and Repair.EXTRA_OBJECTS_DROPPED not in c.repairs for c in calls):
+        return calls, words  # one value, read whole: the common case costs no second look
     joined = _joined(reader, text, lead, cut_off=cut_off)
     if joined is not None:
         return joined
-    calls, words = reader.whole(text, cut_off=cut_off)
     if calls or not text.startswith(("[", "{"), lead):
         return calls, words
     # The value may be whole with words after it: vLLM's xlam parser loses the call there
