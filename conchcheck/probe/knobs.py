@@ -109,7 +109,7 @@ async def _parallel(ctx: Context, matrix: Matrix, prompt: Prompt) -> None:
     # unless the native stage sends the baseline anyway: then it is read from there.
     (flag_x, _), (base_x, shared) = await _both(
         ctx,
-        _sent_once(ctx, None, prompt, _request(ctx, matrix, prompt, parallel=False), cell_id),
+        _alone(ctx, _request(ctx, matrix, prompt, parallel=False), cell_id),
         _sent_once(ctx, matrix, prompt, _request(ctx, matrix, prompt), base_id),
     )
     if shared is None:
@@ -274,19 +274,21 @@ def _offered(matrix: Matrix, prompt: Prompt) -> tuple[Tool, ...]:
 
 
 async def _sent_once(
-    ctx: Context, matrix: Matrix | None, prompt: Prompt, sent: ChatRequest, cell_id: str
+    ctx: Context, matrix: Matrix, prompt: Prompt, sent: ChatRequest, cell_id: str
 ) -> tuple[Exchange, str | None]:
     """The exchange of ``sent`` and, when the native stage sent that very request, the cell
-    it is read from (no request of its own); else it is sent for ``cell_id``. Without a
-    ``matrix`` (a request no other stage sends) it is always sent."""
-    same = None
-    if matrix is not None:
-        same = next((p for p in ctx.matrix.prompts if _asks_alike(ctx, p, matrix, prompt)), None)
+    it is read from (no request of its own); else it is sent for ``cell_id``."""
+    same = next((p for p in ctx.matrix.prompts if _asks_alike(ctx, p, matrix, prompt)), None)
     shared = None if same is None else await ctx.sharing.take(same.id, sent)
     if shared is None:
-        return await ctx.send(sent, cell_id), None
+        return await _alone(ctx, sent, cell_id)
     CHAIN.set(max(CHAIN.get(), shared.chain))
     return shared.exchange, shared.cell.id
+
+
+async def _alone(ctx: Context, sent: ChatRequest, cell_id: str) -> tuple[Exchange, str | None]:
+    """``sent`` sent for ``cell_id``: a request no other stage sends."""
+    return await ctx.send(sent, cell_id), None
 
 
 def _asks_alike(ctx: Context, native: Prompt, matrix: Matrix, prompt: Prompt) -> bool:

@@ -33,20 +33,37 @@ def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
     return emit(root, top=True)
 
 
-STRAY_CLOSERS = frozenset({
-    # Hermes, Qwen, GLM, Granite 4; Hunyuan; Seed-OSS; MiniMax-M2; the Claude-style form.
-    "</tool_call>", "</tool_calls>", "</seed:tool_call>", "</minimax:tool_call>",
-    "</function_calls>",
-    # Kimi K2 (and LFM2's <|tool_call_end|>); Kimi K3.
-    "<|tool_calls_section_end|>", "<|tool_call_section_end|>", "<|tool_call_end|>",
-    "<|close|>tools<|sep|>", "<|close|>call<|sep|>",
-    # DeepSeek V3 / V3.1, V3.2 / V4.
-    "<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "</｜DSML｜function_calls>",
-    "</｜DSML｜tool_calls>", "</｜DSML｜invoke>",
-    # Harmony's stop tokens; Gemma 4; Llama 3 and 4; Cohere; FunctionGemma.
-    "<|call|>", "<|return|>", "<tool_call|>", "<|eom_id|>", "<|eot_id|>", "<|python_end|>",
-    "<|END_ACTION|>", "<end_function_call>",
-})  # fmt: skip
+STRAY_CLOSERS = frozenset(
+    {
+        # Hermes, Qwen, GLM, Granite 4; Hunyuan; Seed-OSS; MiniMax-M2; the Claude-style form.
+        "</tool_call>",
+        "</tool_calls>",
+        "</seed:tool_call>",
+        "</minimax:tool_call>",
+        "</function_calls>",
+        # Kimi K2 (and LFM2's <|tool_call_end|>); Kimi K3.
+        "<|tool_calls_section_end|>",
+        "<|tool_call_section_end|>",
+        "<|tool_call_end|>",
+        "<|close|>tools<|sep|>",
+        "<|close|>call<|sep|>",
+        # DeepSeek V3 / V3.1, V3.2 / V4.
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁end｜>",
+        "</｜DSML｜function_calls>",
+        "</｜DSML｜tool_calls>",
+        "</｜DSML｜invoke>",
+        # Harmony's stop tokens; Gemma 4; Llama 3 and 4; Cohere; FunctionGemma.
+        "<|call|>",
+        "<|return|>",
+        "<tool_call|>",
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|python_end|>",
+        "<|END_ACTION|>",
+        "<end_function_call>",
+    }
+)
 """Closers that, with no opener before them and outside every value and code fence, are
 never words: special tokens (or Hermes's added token) no answer means to show. Dropped, and
 counted in ``WordsReading.stray_closers``. The engines differ (only SGLang's streaming drops
