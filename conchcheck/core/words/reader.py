@@ -9,28 +9,11 @@ feeds it a whole reply once). Every character is read a bounded number of times,
 
 from __future__ import annotations
 
-import codecs
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from conchcheck.core.tools import Tool, as_tools
-from conchcheck.core.words.blocks import (
-    BY_OPENER,
-    FENCE,
-    HARMONY_ROLE,
-    HELD_FENCE,
-    HELD_FENCES,
-    PASSED_FENCE,
-    REASONING_ENDS,
-    Block,
-    BlockRole,
-    fence_calls,
-)
-from conchcheck.core.words.forms import Reader, WordsCall, WordsReading, cut_call
-from conchcheck.core.words.lexer import Lexer, first_anywhere
-from conchcheck.core.words.lists import PHI4_OPENER, whole
+from conchcheck.core.words.blockreader import BlockReader
+from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, BlockRole
+from conchcheck.core.words.forms import WordsReading, cut_call
+from conchcheck.core.words.lists import whole
 from conchcheck.core.words.markers import (
-    ANGLE,
     KEPT,
     LONGEST,
     MARKER_RE,
@@ -40,20 +23,14 @@ from conchcheck.core.words.markers import (
     TOKEN,
     WAIT,
     Opening,
-    Search,
     opening,
     partial_start,
     shown,
-    triggers,
 )
 from conchcheck.core.words.state import ReaderState
 
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
-_MAX_FENCE_INFO = 40
-_FALLBACKS = 16
-"""Unclosed blocks split at a marker inside a value (a string the model never closed) per
-reply; past this the block runs to the end, so a hostile reply can't make the reader rescan."""
 
 
 _State = ReaderState
@@ -61,58 +38,10 @@ _TEXT = _State.TEXT
 _shown = SHOWN.get
 
 
-class WordsReader:
+class WordsReader(BlockReader):
     """Reads a reply as it streams: ``feed`` returns words safe to show, ``close`` the rest."""
 
-    __slots__ = (
-        "_block",
-        "_bytes",
-        "_calls",
-        "_fake",
-        "_fallbacks",
-        "_head",
-        "_head_end",
-        "_in_reasoning",
-        "_lag",
-        "_lag_ok",
-        "_lexer",
-        "_opener",
-        "_openers",
-        "_parts",
-        "_pending",
-        "_plain",
-        "_reader",
-        "_reasoned",
-        "_state",
-        "_stray",
-        "_trigger",
-        "_triggers",
-    )
-
-    def __init__(self, tools: Iterable[Mapping[str, Any] | Tool]) -> None:
-        offered = as_tools(tools)
-        self._reader = Reader({t.name: t for t in offered})
-        self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER)
-        self._state = _State.START
-        self._pending = ""  # short text whose meaning the next chunk decides
-        self._opener = ""  # the marker that opened the block or head being read
-        self._head = ""  # a block's head, or a fence's info string
-        self._head_end = ""  # what ended the head (Harmony's <|message|>, a function's >)
-        self._block: Block | None = None
-        self._lexer: Lexer | None = None
-        self._parts: list[str] = []  # a held block's text read so far
-        self._lag: list[str] = []  # a held block's text not read yet (no closer can be in it)
-        self._triggers: Search = ANGLE  # finds a first character of the block's closers
-        self._trigger = "<"  # that character, when it is the only one ("" when it is not)
-        self._lag_ok = False  # in a held block, so text with no trigger may wait unread
-        self._plain = False  # in the text state with nothing pending: plain words pass as they are
-        self._calls: list[WordsCall] = []
-        self._fake = 0
-        self._stray = 0
-        self._reasoned = False  # a reasoning block or closer ended reasoning already
-        self._in_reasoning = 0
-        self._fallbacks = 0
-        self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    __slots__ = ()
 
     def feed_bytes(self, data: bytes) -> str:
         """``feed`` for bytes, decoded as UTF-8 across chunks, so a character split between
@@ -273,116 +202,6 @@ class WordsReader:
                 self._begin(block, out)
         return match.end()
 
-    def _begin(self, block: Block, out: list[str]) -> None:
-        self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
-        self._parts, self._lag = [], []
-        self._triggers, self._trigger = triggers(block)
-        self._lag_ok = block.role is not BlockRole.REASONING
-        if block.role is BlockRole.REASONING:
-            out.append(self._opener + self._head + self._head_end)
-
-    def _head_step(self, text: str, pos: int, out: list[str]) -> int:
-        block = self._block
-        assert block is not None and block.head_end is not None
-        stop = min(len(text), pos + block.head_limit + len(block.head_end))
-        end = text.find(block.head_end, pos, stop)
-        seen = text[pos : end if end >= 0 else stop]
-        # A head holds no newline and no second opener; a function name holds no tag.
-        broken = "\n" in seen or self._opener in seen or (block.head_end == ">" and "<" in seen)
-        if end < 0 and not broken and stop == len(text):
-            self._pending = text[pos:]  # the head goes on in the next chunk
-            return len(text)
-        if end < 0 or broken:
-            out.append(self._opener)  # not a block after all: words, read again as such
-            self._state, self._head_end = _State.TEXT, ""
-            return pos
-        self._head = text[pos:end]
-        self._begin(block.after_head(self._head), out)
-        return end + len(block.head_end)
-
-    def _body(self, text: str, pos: int, out: list[str]) -> int:
-        block, lexer = self._block, self._lexer
-        assert block is not None and lexer is not None
-        shift = 0  # how much longer ``text`` is here than the caller's
-        if block.role is not BlockRole.REASONING:
-            # A held block can only end where one of its closers begins: text with none of
-            # their first characters waits unread, and is read in one go with what follows
-            # (every character is still read once, in order).
-            if self._triggers(text, pos) is None:
-                self._lag.append(text[pos:] if pos else text)
-                return len(text)
-            if self._lag:
-                self._lag.append(text[pos:] if pos else text)
-                lagged, self._lag = "".join(self._lag), []
-                shift, text, pos = len(lagged) - len(text), lagged, 0
-        before = lexer.fed
-        found = lexer.feed(text, pos, keep=False)
-        if found is None:
-            end = len(text) - lexer.unread
-            self._pending = text[end:]
-            if block.role is BlockRole.REASONING:
-                out.append(text[pos:end])  # shown as it comes
-            else:
-                self._parts.append(text[pos:end])
-            return len(text) - shift
-        index, marker = found
-        closed = marker in block.closers
-        cut = pos + index - before
-        end = cut + len(marker) if closed else cut
-        if block.role is BlockRole.REASONING:
-            out.append(text[pos:end])
-            self._reasoned |= block.opener != FENCE  # a code fence is no reasoning
-            self._to_text()
-            return end - shift
-        self._parts.append(text[pos:cut])
-        self._end("".join(self._parts), marker if closed else "", out, cut_off=False)
-        return end - shift
-
-    def _end(self, body: str, closer: str, out: list[str], *, cut_off: bool) -> None:
-        """A block ended (``closer`` empty when nothing closed it): read it, then words."""
-        block = self._block
-        assert block is not None
-        if block is HELD_FENCE:
-            calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
-            self._calls += calls
-            out.append(words)
-        elif block.role is BlockRole.RESPONSE:
-            self._fake += 1 if closer or body.strip() else 0
-        elif block.read is not None:
-            raw = self._opener + self._head + self._head_end + body + closer
-            if cut_off and not closer and not (block.to_end or block.calls_close):
-                self._calls.append(cut_call(block.form, raw))
-            else:
-                head = block.implied + self._head
-                self._calls += block.read(self._reader, head, body, raw, cut_off)
-        self._to_text()
-
-    def _to_text(self) -> None:
-        self._lag_ok = False
-        self._state, self._block, self._lexer = _State.TEXT, None, None
-        self._parts, self._head, self._opener, self._head_end = [], "", "", ""
-
-    def _fence_info(self, text: str, pos: int, out: list[str]) -> int:
-        # The info string is bounded by _MAX_FENCE_INFO: only that much is ever read again.
-        stop = min(len(text), pos + _MAX_FENCE_INFO + 1)
-        end = text.find("\n", pos, stop)
-        if end < 0 and stop == len(text):
-            self._pending = text[pos:]
-            return len(text)
-        if end < 0:
-            out.append(FENCE)  # not a fence opening after all
-            self._state = _State.TEXT
-            return pos
-        self._head, self._opener = text[pos:end], FENCE
-        if self._head.strip().lower() in HELD_FENCES:
-            self._begin(HELD_FENCE, out)
-        else:
-            out.append(FENCE + self._head + "\n")
-            self._head = ""
-            self._begin(PASSED_FENCE, out)
-            out.pop()  # _begin shows a passed block's opener; this one is shown above
-        return end + 1
-
     def _finish(self, out: list[str], *, cut_off: bool) -> str | None:
         """End of the reply in the current state; text to read again, if any."""
         state, pending = self._state, self._pending
@@ -411,36 +230,3 @@ class WordsReader:
         else:
             return self._finish_block(pending, out, cut_off=cut_off)
         return None
-
-    def _finish_block(self, tail: str, out: list[str], *, cut_off: bool) -> str | None:
-        block, lexer = self._block, self._lexer
-        assert block is not None and lexer is not None
-        tail, self._lag = "".join(self._lag) + tail, []
-        start = lexer.fed
-        found = lexer.feed(tail) or lexer.finish(cut_off=cut_off)
-        if block.role is BlockRole.REASONING:
-            # Shown as it came; only the tail is left, and what follows its closer.
-            end = len(tail) if found is None else found[0] - start
-            end += len(found[1]) if found is not None and found[1] in block.closers else 0
-            out.append(tail[:end])
-            self._to_text()
-            return tail[end:] or None
-        self._parts.append(tail)
-        whole = "".join(self._parts)
-        if (
-            found is None
-            and not cut_off  # a cut reply leaves its last value open: that is the cut
-            and lexer.in_value
-            and self._fallbacks < _FALLBACKS
-        ):
-            # A string or value never closed swallowed the closer: the model's quoting broke,
-            # so the first closer seen anywhere ends the block after all.
-            found = first_anywhere(whole, (*block.closers, *block.reopen))
-            self._fallbacks += found is not None
-        if found is None:
-            self._end(whole, "", out, cut_off=cut_off)
-            return None
-        index, marker = found
-        closed = marker in block.closers
-        self._end(whole[:index], marker if closed else "", out, cut_off=False)
-        return whole[index + len(marker) if closed else index :] or None
