@@ -13,6 +13,7 @@ from typing import Any
 
 from conchcheck.core.tools import Tool, as_tools
 from conchcheck.core.words.blocks import (
+    BY_OPENER,
     FENCE,
     HELD_FENCE,
     HELD_FENCES,
@@ -26,6 +27,7 @@ from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.lists import PHI4_OPENER
 from conchcheck.core.words.markers import ANGLE, Search, triggers
 from conchcheck.core.words.state import ReaderState
+from conchcheck.core.words.thinking import KEPT_IN_REASONING, calls_in_reasoning
 
 _MAX_FENCE_INFO = 40
 _FALLBACKS = 16
@@ -47,6 +49,7 @@ class BlockReader:
         "_head",
         "_head_end",
         "_in_reasoning",
+        "_inside",
         "_lag",
         "_lag_ok",
         "_lexer",
@@ -57,8 +60,10 @@ class BlockReader:
         "_plain",
         "_reader",
         "_reasoned",
+        "_resume",
         "_state",
         "_stray",
+        "_tentative",
         "_trigger",
         "_triggers",
     )
@@ -67,6 +72,7 @@ class BlockReader:
         offered = as_tools(tools)
         self._reader = Reader({t.name: t for t in offered})
         self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER)
+        self._inside = calls_in_reasoning(t.name for t in offered)
         self._state = _State.START
         self._pending = ""  # short text whose meaning the next chunk decides
         self._opener = ""  # the marker that opened the block or head being read
@@ -85,11 +91,16 @@ class BlockReader:
         self._stray = 0
         self._reasoned = False  # a reasoning block or closer ended reasoning already
         self._in_reasoning = 0
+        self._resume: Block | None = None  # the reasoning a call inside it broke off
+        self._tentative = -1  # the first call read inside reasoning not closed yet
         self._fallbacks = 0
         self._bytes = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def _begin(self, block: Block, out: list[str]) -> None:
-        self._state, self._block, self._lexer = _State.BLOCK, block, block.lexer()
+        lexer = (
+            Lexer((*block.closers, *self._inside), strings=False) if block.calls_inside else None
+        )
+        self._state, self._block, self._lexer = _State.BLOCK, block, lexer or block.lexer()
         self._parts, self._lag = [], []
         self._triggers, self._trigger = triggers(block)
         self._lag_ok = block.role is not BlockRole.REASONING
@@ -145,9 +156,12 @@ class BlockReader:
         cut = pos + index - before
         end = cut + len(marker) if closed else cut
         if block.role is BlockRole.REASONING:
+            if marker in self._inside:
+                out.append(text[pos:cut])
+                return self._call_inside(block, marker, out) + cut - shift
             out.append(text[pos:end])
             self._reasoned |= block.opener != FENCE  # a code fence is no reasoning
-            self._to_text()
+            self._closed(closed)
             return end - shift
         self._parts.append(text[pos:cut])
         self._end("".join(self._parts), marker if closed else "", out, cut_off=False)
@@ -170,12 +184,38 @@ class BlockReader:
             else:
                 head = block.implied + self._head
                 self._calls += block.read(self._reader, head, body, raw, cut_off)
+        resume = self._resume
+        self._to_text()
+        if resume is not None:
+            self._begin(resume, [])  # the reasoning goes on after the call (its opener shown)
+
+    def _call_inside(self, reasoning: Block, marker: str, out: list[str]) -> int:
+        """A call opened inside reasoning (``thinking``): read it, then resume the reasoning.
+        Returns how far past ``marker``'s start reading goes on (just past the call's opener)."""
+        opener = self._inside[marker]
+        if self._tentative < 0:
+            self._tentative = len(self._calls)
+        self._to_text()
+        self._resume, self._opener = reasoning, opener
+        self._begin(BY_OPENER[opener], out)
+        return len(opener)
+
+    def _closed(self, closed: bool) -> None:
+        """Reasoning ended (``closed``: by its closer): calls read inside a closed block were
+        thoughts, but for the families that keep them (``thinking.KEPT_IN_REASONING``)."""
+        if closed and self._tentative >= 0:
+            inside = self._calls[self._tentative :]
+            kept = [c for c in inside if c.form in KEPT_IN_REASONING]
+            self._in_reasoning += len(inside) - len(kept)
+            self._calls[self._tentative :] = kept
+        self._tentative = -1
         self._to_text()
 
     def _to_text(self) -> None:
         self._lag_ok = False
         self._state, self._block, self._lexer = _State.TEXT, None, None
         self._parts, self._head, self._opener, self._head_end = [], "", "", ""
+        self._resume = None
 
     def _fence_info(self, text: str, pos: int, out: list[str]) -> int:
         # The info string is bounded by _MAX_FENCE_INFO: only that much is ever read again.
@@ -209,7 +249,7 @@ class BlockReader:
             end = len(tail) if found is None else found[0] - start
             end += len(found[1]) if found is not None and found[1] in block.closers else 0
             out.append(tail[:end])
-            self._to_text()
+            self._closed(found is not None and found[1] in block.closers)
             return tail[end:] or None
         self._parts.append(tail)
         whole = "".join(self._parts)

@@ -71,6 +71,8 @@ class Block:
     raw: str = GEMMA_QUOTE
     inert: tuple[str, ...] = ()
     """Literals that begin with a bracket but open no value (see ``Lexer``)."""
+    calls_inside: bool = False
+    """Reasoning some calls end where they open (``thinking``)."""
 
     def lexer(self) -> Lexer:
         """A fresh lexer for this block's body."""
@@ -267,7 +269,13 @@ BLOCKS: tuple[Block, ...] = (
         for opener in _HARMONY_NEXT
     ),
     Block(
-        "<think>", CallForm.TOOL_CALL, None, ("</think>",), strings=False, role=BlockRole.REASONING
+        "<think>",
+        CallForm.TOOL_CALL,
+        None,
+        ("</think>",),
+        strings=False,
+        role=BlockRole.REASONING,
+        calls_inside=True,
     ),
     Block(
         "[THINK]", CallForm.TOOL_CALL, None, ("[/THINK]",), strings=False, role=BlockRole.REASONING
