@@ -894,6 +894,48 @@ CASES += [
 ]  # fmt: skip
 
 
+# A pythonic list with words before and after it: SGLang's pythonic detector searches the
+# reply for the list and keeps the words around it; vLLM reads none (docs/research/call-
+# reading-reasoning-and-several-calls.md §5.2). Only a list of calls naming an offered tool.
+PY_OSLO = ("pythonic", "get_weather", {"city": "Oslo"}, None)
+CASES += [
+    pytest.param(
+        'Let me check.\n[get_weather(city="Oslo"), get_weather(city="Rome")]\nBoth are on the way.',
+        "Let me check.\n\nBoth are on the way.",
+        [PY_OSLO, ("pythonic", "get_weather", {"city": "Rome"}, None)],
+        id="pythonic-list-with-prose-before-and-after",
+    ),
+    pytest.param(
+        '[get_weather(city="Oslo")] Fetching now.', " Fetching now.", [PY_OSLO],
+        id="pythonic-call-then-text",
+    ),
+    pytest.param(
+        'See [1] and [2], then [get_weather(city="Oslo", days=2)]', "See [1] and [2], then ",
+        [("pythonic", "get_weather", {"city": "Oslo", "days": 2}, None)],
+        id="pythonic-list-after-bracketed-words",
+    ),
+    pytest.param(
+        "Try [len(x=1)] in Python.", "Try [len(x=1)] in Python.", [],
+        id="pythonic-list-naming-no-tool-is-words",
+    ),
+    pytest.param(
+        'Note [get_weather(city="Oslo"] is broken.', 'Note [get_weather(city="Oslo"] is broken.',
+        [], id="pythonic-list-that-does-not-parse-is-words",
+    ),
+    pytest.param(
+        "A [link](https://example.com) and [get_weather(city='a]b')] done.",
+        "A [link](https://example.com) and  done.",
+        [("pythonic", "get_weather", {"city": "a]b"}, None)],
+        id="pythonic-bracket-inside-a-string-is-text",
+    ),
+    pytest.param(
+        'Both:\n[get_weather(city="Oslo")]\n[get_weather(city="Rome")]', "Both:\n\n",
+        [PY_OSLO, ("pythonic", "get_weather", {"city": "Rome"}, None)],
+        id="pythonic-two-lists-each-read",
+    ),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 
@@ -990,6 +1032,13 @@ CUT += [
         "llama3-json-joined-by-semicolon-no-tag",
         "llama3-json-joined-by-newline-words-after",
     )
+]
+CUT += [
+    pytest.param(_reply(case), _reply(case).rindex(done), id=case)
+    for case, done in [
+        ("pythonic-list-with-prose-before-and-after", '"Rome")]'),
+        ("pythonic-list-after-bracketed-words", "2)]"),
+    ]
 ]
 
 

@@ -18,11 +18,12 @@ from conchcheck.core.words.blocks import (
     HELD_FENCE,
     HELD_FENCES,
     PASSED_FENCE,
+    PYTHONIC_LIST,
     Block,
     BlockRole,
     fence_calls,
 )
-from conchcheck.core.words.forms import Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.lists import PHI4_OPENER
 from conchcheck.core.words.markers import ANGLE, Search, triggers
@@ -175,6 +176,12 @@ class BlockReader:
             calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
             self._calls += calls
             out.append(words)
+        elif block is PYTHONIC_LIST:
+            listed = self._reader.pythonic(body)
+            if listed is None and cut_off and self._reader.pythonic_start(body):
+                listed = [cut_call(CallForm.PYTHONIC, body)]
+            self._calls += listed or ()
+            out.append("" if listed else body)
         elif block.role is BlockRole.RESPONSE:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:

@@ -385,6 +385,9 @@ HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
 """A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
 PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
+PYTHONIC_LIST = Block("", CallForm.PYTHONIC, balanced=True)
+"""A pythonic list after words (``markers.PYTHONIC``): its own ``]`` ends it; calls naming an
+offered tool, or words as written (``BlockReader._end``)."""
 HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 """The info strings of the fences that are held."""
 

@@ -293,6 +293,11 @@ class Reader:
             return self.from_object(value, CallForm.BARE_JSON, text, reading.repairs), ""
         return [], text
 
+    def pythonic_start(self, text: str) -> bool:
+        """Whether ``text`` opens like a pythonic call to an offered tool."""
+        match = _PYTHONIC_START.match(text)
+        return match is not None and match.group(1) in self.tools
+
     def pythonic(self, text: str) -> list[WordsCall] | None:
         """``[f(a=1), g()]`` or ``f(a=1)`` naming offered tools; None when it isn't one."""
         match = _PYTHONIC_START.match(text)

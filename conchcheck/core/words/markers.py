@@ -72,10 +72,17 @@ docs/research/call-reading-reasoning-and-several-calls.md §4. Closers a person 
 in prose (``</function>``, ``</parameter>``, ``</invoke>``) are left as words."""
 MARKERS = tuple(sorted((*BY_OPENER, FENCE, *REASONING_ENDS, *STRAY_CLOSERS), key=len, reverse=True))
 """Every marker, longest first."""
-MARKER_RE = re.compile(trie(MARKERS))
+_NAME = r"[A-Za-z_][\w.\-]{0,63}"
+PYTHONIC = r"\[" + _NAME + r"\("
+"""A pythonic list opening with a call, ``[name(``, anywhere in the words: SGLang's pythonic
+detector reads one with prose before and after it (docs/research/call-reading-reasoning-and-
+several-calls.md §5.2). Any name matches, so the block holding it is words again unless the
+list is calls naming an offered tool (``blocks.PYTHONIC_LIST``)."""
+MARKER_RE = re.compile(trie(MARKERS) + "|" + PYTHONIC)
 # The longest end of a text that could begin a marker, searched in its last few characters.
-_PART_RE = re.compile(trie(MARKERS, prefixes=True) + r"\Z")
-LONGEST = max(len(m) for m in MARKERS)
+_PART_RE = re.compile("(?:" + trie(MARKERS, prefixes=True) + r"|\[" + _NAME + r")\Z")
+LONGEST = max(*(len(m) for m in MARKERS), 66)
+"""The longest marker: a literal, or ``PYTHONIC`` with a name of 64 characters."""
 assert {m[0] for m in MARKERS} <= set("<[`"), "the reader's fast path knows only these"
 
 
@@ -93,7 +100,7 @@ def _maybe_pattern(markers: Iterable[str]) -> str:
     return "|".join(branches)
 
 
-MAYBE_RE = re.compile(_maybe_pattern(MARKERS))
+MAYBE_RE = re.compile(_maybe_pattern(MARKERS) + r"|\[" + _NAME + r"(?:\(|\Z)")
 """Finds the first place a marker could begin (None: no marker can begin in the text)."""
 
 TOKEN = 32

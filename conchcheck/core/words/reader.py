@@ -10,7 +10,14 @@ feeds it a whole reply once). Every character is read a bounded number of times,
 from __future__ import annotations
 
 from conchcheck.core.words.blockreader import BlockReader
-from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, BlockRole
+from conchcheck.core.words.blocks import (
+    BY_OPENER,
+    FENCE,
+    HARMONY_ROLE,
+    PYTHONIC_LIST,
+    REASONING_ENDS,
+    BlockRole,
+)
 from conchcheck.core.words.forms import WordsReading, cut_call
 from conchcheck.core.words.lists import whole
 from conchcheck.core.words.markers import (
@@ -195,6 +202,10 @@ class WordsReader(BlockReader):
             self._stray += 1  # a closer with no opener is never words
         elif marker == FENCE:
             self._state, self._head = _State.FENCE_INFO, ""
+        elif marker[-1] == "(":
+            self._opener = ""  # a pythonic list: read from its "[" (markers.PYTHONIC)
+            self._begin(PYTHONIC_LIST, out)
+            return match.start()
         else:
             block = BY_OPENER[marker]
             self._opener, self._head, self._head_end = marker, "", ""
