@@ -936,6 +936,59 @@ CASES += [
 ]  # fmt: skip
 
 
+# ReAct, as Qwen-Agent's and LangChain's prompts ask for it: the first Action / Action Input
+# pair is the call (LangChain's choice; Qwen-Agent takes the last), a stop word written out is
+# dropped, a made-up Observation and all after it are words (docs/research/call-formats-step3-
+# xlam-phi4-cohere-functiongemma-claude-react-mistral.md §7). Read in a reply that opens with
+# Thought: or Action:; with no action naming an offered tool it is words, read as such.
+REACT_OSLO = 'Action: get_weather\nAction Input: {"city": "Oslo", "days": 1}'
+RE_OSLO = ("react", "get_weather", {"city": "Oslo", "days": 1}, None)
+CASES += [
+    pytest.param("Thought: I need the weather.\n" + REACT_OSLO, "Thought: I need the weather.\n",
+                 [RE_OSLO], id="react-one-action-json-input"),
+    pytest.param(REACT_OSLO + "\nObservation:", "", [RE_OSLO], id="react-stop-word-kept-is-dropped"),
+    pytest.param(
+        REACT_OSLO + "\nObservation: 3 degrees\n" + REACT_OSLO.replace("Oslo", "Rome"),
+        "\nObservation: 3 degrees\n" + REACT_OSLO.replace("Oslo", "Rome"), [RE_OSLO],
+        id="react-second-pair-after-a-made-up-observation-is-words",
+    ),
+    pytest.param("Thought: I now know the final answer\nFinal Answer: It is sunny.",
+                 "Thought: I now know the final answer\nFinal Answer: It is sunny.", [],
+                 id="react-final-answer-is-words"),
+    pytest.param(
+        'Action: write_file\nAction Input: {"path": "notes.txt", "content": "Action: none\\n'
+        'Observation: none"}', "",
+        [("react", "write_file", {"path": "notes.txt", "content": "Action: none\nObservation: none"},
+          None)],
+        id="react-markers-inside-a-json-string-are-text",
+    ),
+    pytest.param("Thought: set it.\nAction: toggle\nAction Input: {\"enabled\": false, \"level\": 0.75}",
+                 "Thought: set it.\n", [("react", "toggle", {"enabled": False, "level": 0.75}, None)],
+                 id="react-typed-json-input"),
+    pytest.param("Thought: simple.\nAction: get_weather\nAction Input: Oslo\nObservation:",
+                 "Thought: simple.\n", [("react", "get_weather", {"city": "Oslo"}, None)],
+                 id="react-plain-input-fills-the-one-required-text-field"),
+    pytest.param(
+        "Thought: x\nAction: write_file\nAction Input: notes.txt", "Thought: x\n",
+        [("react", "write_file", None, "Your Action Input for write_file is not a JSON object of "
+          'its arguments. Write each call as <tool_call>{"name": "TOOL_NAME", "arguments": '
+          '{"ARGUMENT": "VALUE"}}</tool_call>')],
+        id="react-plain-input-for-two-required-fields-fails",
+    ),
+    pytest.param(
+        'Thought: use the tool.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+        "\n</tool_call>", "Thought: use the tool.\n",
+        [("tool_call", "get_weather", {"city": "Oslo"}, None)],
+        id="react-thought-then-a-hermes-call-is-read-as-words",
+    ),
+    pytest.param('Action: send_email\nAction Input: {"to": "a"}',
+                 'Action: send_email\nAction Input: {"to": "a"}', [],
+                 id="react-action-naming-no-offered-tool-is-words"),
+    pytest.param("Thoughtful answer: no.", "Thoughtful answer: no.", [],
+                 id="react-label-prefix-in-a-word-is-words"),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 
@@ -1038,6 +1091,8 @@ CUT += [
     for case, done in [
         ("pythonic-list-with-prose-before-and-after", '"Rome")]'),
         ("pythonic-list-after-bracketed-words", "2)]"),
+        ("react-one-action-json-input", "1}"),
+        ("react-typed-json-input", "0.75}"),
     ]
 ]
 

@@ -58,6 +58,8 @@ class Family(str, Enum):
     SEED_OSS = "seed_oss"
     STEP3 = "step3"
     HY_V3 = "hy_v3"
+    REACT = "react"
+    """ReAct's ``Action:`` / ``Action Input:``: agent frameworks read it, no engine does."""
     PLAIN_JSON = "plain_json"
     """JSON with no family's markers (bare, fenced, llama.cpp's generic shape): read by
     llama.cpp with a template written for it, by vLLM's ``llama3_json`` and SGLang's ``llama3``
@@ -93,6 +95,7 @@ _BY_FORM = {
     CallForm.SEED_OSS: Family.SEED_OSS,
     CallForm.STEP3: Family.STEP3,
     CallForm.HY_V3: Family.HY_V3,
+    CallForm.REACT: Family.REACT,
     CallForm.FENCE: Family.PLAIN_JSON,
     CallForm.TOOL_CALL_FENCE: Family.PLAIN_JSON,
     CallForm.GENERIC: Family.PLAIN_JSON,
@@ -140,6 +143,9 @@ _PARSERS: dict[Family, tuple[str | None, str | None, str | None]] = {
     Family.STEP3: ("step3", "step3", None),
     # SGLang's name "hunyuan" reads HY-V3 in its newer hunyuan_detector.py (the note, 6(b)).
     Family.HY_V3: ("hy_v3", "hunyuan", None),
+    # No engine registers a ReAct parser; agent frameworks (LangChain, Qwen-Agent) read it
+    # (docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md 7).
+    Family.REACT: (None, None, None),
 }
 
 

@@ -45,6 +45,8 @@ class Repair(str, Enum):
     EMPTY = "empty"
     # Produced by conchcheck.core.words: Llama 3 names the arguments "parameters".
     PARAMETERS_KEY = "parameters_key"
+    # Produced by conchcheck.core.words.react: a ReAct input in plain text, not JSON.
+    PLAIN_INPUT = "plain_input"
 
 
 class Unreadable(ConchcheckError, ValueError):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conchcheck.core.tools import Tool, as_tools
+from conchcheck.core.words import react
 from conchcheck.core.words.blocks import (
     BY_OPENER,
     FENCE,
@@ -72,7 +73,7 @@ class BlockReader:
     def __init__(self, tools: Iterable[Mapping[str, Any] | Tool]) -> None:
         offered = as_tools(tools)
         self._reader = Reader({t.name: t for t in offered})
-        self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER)
+        self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER, *react.OPENERS)
         self._inside = calls_in_reasoning(t.name for t in offered)
         self._state = _State.START
         self._pending = ""  # short text whose meaning the next chunk decides

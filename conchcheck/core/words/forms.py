@@ -97,6 +97,8 @@ class CallForm(str, Enum):
     """Step3: ``<｜tool_calls_begin｜>…<steptml:invoke name="f"><steptml:parameter name="a">``."""
     HY_V3 = "hy_v3"
     """Hunyuan HY-V3: ``<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>1``."""
+    REACT = "react"
+    """ReAct: ``Action: f`` then ``Action Input: {…}``, in a reply opening with ``Thought:``."""
 
 
 # Which forms carry types (DESIGN.md rule 6: "formats without types are typed by the schema

@@ -183,7 +183,8 @@ _MAX_NAME = 200
 
 def opening(lead: str, openers: tuple[str, ...]) -> Opening:
     """How a reply opens: ``lead`` is its start without the space before, ``openers`` each
-    offered tool's name and "(". A reply that opens with a marker is read as words."""
+    offered tool's name and "(", and the other openings read whole (ReAct's labels). A reply
+    that opens with a marker is read as words."""
     if len(lead) < LONGEST and any(m.startswith(lead) and m != lead for m in MARKERS):
         return Opening.WAIT
     if HARMONY_ROLE.opener.startswith(lead[: len(HARMONY_ROLE.opener)]):

@@ -9,6 +9,7 @@ feeds it a whole reply once). Every character is read a bounded number of times,
 
 from __future__ import annotations
 
+from conchcheck.core.words import react
 from conchcheck.core.words.blockreader import BlockReader
 from conchcheck.core.words.blocks import (
     BY_OPENER,
@@ -225,7 +226,15 @@ class WordsReader(BlockReader):
             out.append("".join(self._parts) + pending)
             self._to_text()
         elif state is _State.WHOLE:
-            calls, words = whole(self._reader, "".join(self._parts), cut_off=cut_off)
+            text = "".join(self._parts)
+            if text.lstrip().startswith(react.OPENERS):
+                read = react.react(self._reader, text, cut_off=cut_off)
+                if read is None:
+                    self._to_text()
+                    return text  # no action: words after all, read again as such
+                calls, words = read
+            else:
+                calls, words = whole(self._reader, text, cut_off=cut_off)
             self._calls += calls
             out.append(words)
             self._to_text()
