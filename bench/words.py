@@ -42,6 +42,10 @@ OPENERS = [
     '<｜tool_calls_begin｜><steptml:invoke name="x">', "<tool_calls><tool_call>x<tool_sep>",
     # closers with no opener, each dropped (and counted) where it stands
     "</tool_call>", "x<|eot_id|>",
+    # pythonic lists after words (read, or words again), and calls that end reasoning
+    "a [remember(fact=1)] ", "a [f(", "<think><tool_call>remember<arg_key>",
+    "<think><|tool_calls_section_begin|><|tool_call_begin|>",
+    "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"x\">]<]minimax[>[<a>", "x]",
 ]  # fmt: skip
 
 

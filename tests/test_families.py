@@ -989,6 +989,69 @@ CASES += [
 ]  # fmt: skip
 
 
+# MiniMax-M3: every tag behind the namespace marker, arguments nested as elements, typed by
+# the schema (llama.cpp common/parsers/minimax-m3.cpp @1107a742; docs/research/call-formats-
+# minimax-lfm2-granite-seed-hunyuan-ernie.md §2; the M3 template was not read).
+NS = "]<]minimax[>["
+
+
+def m3_invoke(name: str, body: str) -> str:
+    return f'{NS}<invoke name="{name}">\n{body}{NS}</invoke>\n'
+
+
+def m3_arg(key: str, value: str) -> str:
+    return f"{NS}<{key}>{value}{NS}</{key}>\n"
+
+
+def m3(*invokes: str) -> str:
+    return f"{NS}<tool_call>\n" + "".join(invokes) + f"{NS}</tool_call>"
+
+
+M3_OSLO = m3(m3_invoke("get_weather", m3_arg("city", "Oslo")))
+CASES += [
+    pytest.param(
+        m3(m3_invoke("get_weather", m3_arg("city", "Paris") + m3_arg("days", "3"))), "",
+        [("minimax_m3", "get_weather", {"city": "Paris", "days": 3}, None)],
+        id="minimax-m3-one-call-typed-by-schema",
+    ),
+    pytest.param(
+        m3(m3_invoke("toggle", m3_arg("enabled", "true")
+                     + f"{NS}<options>\n{m3_arg('retries', '2')}{NS}</options>\n"
+                     + f"{NS}<tags>\n{m3_arg('item', 'a')}{m3_arg('item', '2')}{NS}</tags>\n")),
+        "", [("minimax_m3", "toggle", {"enabled": True, "options": {"retries": 2},
+                                       "tags": ["a", "2"]}, None)],
+        id="minimax-m3-nested-object-and-items-text-items-stay-text",
+    ),
+    pytest.param(
+        "See [1] and ] this.\n" + m3(m3_invoke("get_weather", m3_arg("city", "Oslo")),
+                                   m3_invoke("write_file", m3_arg("path", "y.txt")
+                                             + m3_arg("content", "2024\n"))) + "\nDone.",
+        "See [1] and ] this.\n\nDone.",
+        [("minimax_m3", "get_weather", {"city": "Oslo"}, None),
+         ("minimax_m3", "write_file", {"path": "y.txt", "content": "2024\n"}, None)],
+        id="minimax-m3-two-invokes-brackets-in-prose-text-kept-raw",
+    ),
+    pytest.param(
+        m3(m3_invoke("write_file", m3_arg("path", "a.py")
+                     + m3_arg("content", "if a < b: x = [1]</content>"))), "",
+        [("minimax_m3", "write_file", {"path": "a.py", "content": "if a < b: x = [1]</content>"},
+          None)],
+        id="minimax-m3-tags-without-the-marker-inside-a-value-are-text",
+    ),
+    pytest.param(
+        "<mm:think>Need it.</mm:think>" + M3_OSLO, "<mm:think>Need it.</mm:think>",
+        [("minimax_m3", "get_weather", {"city": "Oslo"}, None)], id="minimax-m3-think-then-call",
+    ),
+    pytest.param(
+        "<mm:think>Maybe " + M3_OSLO + "</mm:think>No tool needed.",
+        "<mm:think>Maybe " + M3_OSLO + "</mm:think>No tool needed.", [],
+        id="minimax-m3-call-inside-think-is-reasoning",
+    ),
+    pytest.param("It is sunny." + NS + "</tool_call>", "It is sunny.", [],
+                 id="minimax-m3-stray-block-closer-dropped"),
+]  # fmt: skip
+
+
 def calls_of(reading: Any) -> list[tuple[str, str | None, Any, str | None]]:
     return [(c.form.value, c.name, c.arguments, c.error) for c in reading.calls]
 
@@ -1093,6 +1156,8 @@ CUT += [
         ("pythonic-list-after-bracketed-words", "2)]"),
         ("react-one-action-json-input", "1}"),
         ("react-typed-json-input", "0.75}"),
+        ("minimax-m3-one-call-typed-by-schema", "3" + NS),
+        ("minimax-m3-two-invokes-brackets-in-prose-text-kept-raw", "2024"),
     ]
 ]
 

@@ -993,7 +993,7 @@ def test_plain_words_go_out_at_once_and_calls_are_held() -> None:
 def test_a_delta_that_can_begin_no_marker_goes_out_at_once() -> None:
     reader = WordsReader(TOOLS)
     # "<b>", "</b>" and "`x`" begin no marker ("<t", "</t" and "```" might): no wait.
-    deltas = ["Some ", "<b>bold", "</b> and ", "`code` here", " [1]"]
+    deltas = ["Some ", "<b>bold", "</b> and ", "`code` here", " [1] "]
     assert [reader.feed(d) for d in deltas] == deltas
     # A "<" at a delta's end might begin "<tool_call>": it waits alone, the rest goes out.
     assert reader.feed(" see <") == " see "
@@ -1012,7 +1012,11 @@ def test_a_delta_that_can_begin_no_marker_goes_out_at_once() -> None:
         pytest.param("<b>bold", 7, id="html-tag-begins-no-marker"),
         pytest.param("a</b> x", 7, id="closing-html-tag-begins-no-marker"),
         pytest.param("`code` here", 11, id="code-span-begins-no-fence"),
-        pytest.param(" [1] and [x]", 12, id="bracket-begins-no-TOOL_CALLS"),
+        pytest.param(" [1] and [x] ", 13, id="bracket-begins-no-TOOL_CALLS"),
+        pytest.param("see [1]", 6, id="trailing-closing-bracket-may-begin-minimax-m3"),
+        pytest.param("x ]<]", -1, id="minimax-m3-namespace-start-is-gathered"),
+        pytest.param("a [get", -1, id="bracket-name-may-begin-a-pythonic-list"),
+        pytest.param("a [g", 2, id="bracket-letter-waits-alone"),
         pytest.param(" see <", 5, id="trailing-angle-waits-alone"),
         pytest.param("a </", 2, id="trailing-angle-slash-may-begin-think-closer"),
         pytest.param("x <|", 2, id="trailing-angle-bar-may-begin-a-special-token"),

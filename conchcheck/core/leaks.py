@@ -53,6 +53,7 @@ class Family(str, Enum):
     FUNCTIONGEMMA = "functiongemma"
     # -- issue 22, families written in tags
     MINIMAX_M2 = "minimax_m2"
+    MINIMAX_M3 = "minimax_m3"
     INVOKE_XML = "invoke_xml"
     """Claude-style ``<function_calls><invoke …>``: no engine registers a parser for it."""
     SEED_OSS = "seed_oss"
@@ -91,6 +92,7 @@ _BY_FORM = {
     CallForm.COHERE: Family.COHERE,
     CallForm.FUNCTIONGEMMA: Family.FUNCTIONGEMMA,
     CallForm.MINIMAX_M2: Family.MINIMAX_M2,
+    CallForm.MINIMAX_M3: Family.MINIMAX_M3,
     CallForm.INVOKE_XML: Family.INVOKE_XML,
     CallForm.SEED_OSS: Family.SEED_OSS,
     CallForm.STEP3: Family.STEP3,
@@ -138,6 +140,8 @@ _PARSERS: dict[Family, tuple[str | None, str | None, str | None]] = {
     # call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md (10): SGLang
     # has no Seed-OSS detector, and no engine reads the bare <function_calls> wrapper.
     Family.MINIMAX_M2: ("minimax_m2", "minimax-m2", None),
+    # vLLM registers minimax_m3 (a Rust parser), SGLang minimax-m3 (the note, 2(b)).
+    Family.MINIMAX_M3: ("minimax_m3", "minimax-m3", None),
     Family.INVOKE_XML: (None, None, None),
     Family.SEED_OSS: ("seed_oss", None, None),
     Family.STEP3: ("step3", "step3", None),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from conchcheck.core.words import invocations, lists, markup, sections
+from conchcheck.core.words import invocations, lists, markup, namespaced, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
 from conchcheck.core.words.lexer import (
     DSML41_VALUES,
@@ -253,6 +253,15 @@ BLOCKS: tuple[Block, ...] = (
         Block(o, f, _framed(r), (c,), strings=False, values=(v,), again=(c,), calls_close=True)
         for o, c, f, r, v in invocations.SECTIONS
     ),
+    # MiniMax-M3: each call closes, so a cut keeps the calls closed before it (``namespaced``).
+    Block(
+        namespaced.BLOCK[0],
+        CallForm.MINIMAX_M3,
+        _framed(namespaced.minimax_m3),
+        namespaced.BLOCK[1:],
+        strings=False,
+        calls_close=True,
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -326,6 +335,15 @@ BLOCKS: tuple[Block, ...] = (
         strings=False,
         role=BlockRole.REASONING,
     ),
+    # MiniMax-M3 thinks in "<mm:think>…</mm:think>" (llama.cpp common/parsers/minimax-m3.cpp).
+    Block(
+        "<mm:think>",
+        CallForm.MINIMAX_M3,
+        None,
+        ("</mm:think>",),
+        strings=False,
+        role=BlockRole.REASONING,
+    ),
     Block(
         "<tool_response>",
         CallForm.TOOL_CALL,
@@ -376,7 +394,7 @@ CALL_MARKERS: tuple[str, ...] = (
 )
 """What in a reply's text shows a call (or a made-up result) left there; Harmony's channel
 markers are left out, since its analysis channel in the text is reasoning, not a call."""
-REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>")
+REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>", "</mm:think>")
 """A reasoning closer with no opener: the server took the opener, so what came before was
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 

@@ -89,6 +89,8 @@ class CallForm(str, Enum):
     # -- issue 22, families written in tags: MiniMax-M2, Claude-style, Seed-OSS, Step3, HY-V3
     MINIMAX_M2 = "minimax_m2"
     """MiniMax-M2: ``<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter>``."""
+    MINIMAX_M3 = "minimax_m3"
+    """MiniMax-M3: ``]<]minimax[>[<tool_call>`` blocks, arguments nested as elements."""
     INVOKE_XML = "invoke_xml"
     """Claude-style: ``<function_calls><invoke name="f"><parameter name="a">1</parameter>``."""
     SEED_OSS = "seed_oss"

@@ -41,6 +41,7 @@ STRAY_CLOSERS = frozenset(
         "</seed:tool_call>",
         "</minimax:tool_call>",
         "</function_calls>",
+        "]<]minimax[>[</tool_call>",
         # Kimi K2 (and LFM2's <|tool_call_end|>); Kimi K3.
         "<|tool_calls_section_end|>",
         "<|tool_call_section_end|>",
@@ -83,7 +84,7 @@ MARKER_RE = re.compile(trie(MARKERS) + "|" + PYTHONIC)
 _PART_RE = re.compile("(?:" + trie(MARKERS, prefixes=True) + r"|\[" + _NAME + r")\Z")
 LONGEST = max(*(len(m) for m in MARKERS), 66)
 """The longest marker: a literal, or ``PYTHONIC`` with a name of 64 characters."""
-assert {m[0] for m in MARKERS} <= set("<[`"), "the reader's fast path knows only these"
+assert {m[0] for m in MARKERS} <= set("<[`]"), "the reader's fast path knows only these"
 
 
 def _maybe_pattern(markers: Iterable[str]) -> str:
@@ -127,7 +128,7 @@ def shown(delta: str) -> tuple[str, ...]:
     next delta to decide (a "<" or "`" that may begin a marker, or nothing); ``WAIT`` when a
     marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
     match = None
-    if "<" in delta or "[" in delta or "`" in delta:
+    if "<" in delta or "[" in delta or "`" in delta or "]" in delta:
         match = MAYBE_RE.search(delta)
     if match is None:
         cut: tuple[str, ...] = (delta, "")

@@ -65,7 +65,8 @@ class WordsReader(BlockReader):
         if self._plain:
             if text in SAFE:
                 return text
-            if "<" not in text and "[" not in text and "`" not in text:
+            # MiniMax-M3's markers begin with "]" (markers.MARKERS holds every first character).
+            if "<" not in text and "[" not in text and "`" not in text and "]" not in text:
                 if len(SAFE) < KEPT and len(text) <= TOKEN:
                     SAFE.add(text)  # while there is room (KEPT)
                 return text
