@@ -69,9 +69,25 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
             id="harmony-analysis-then-commentary-call-format-md"),
         pytest.param(
             "<|channel|>analysis<|message|>Simple.<|start|>assistant<|channel|>final<|message|>4",
-            Reasoned("<|start|>assistant<|channel|>final<|message|>4", "Simple.",
-                     (ThinkFormat.HARMONY,)),
+            Reasoned("4", "Simple.", (ThinkFormat.HARMONY,)),
             id="harmony-unclosed-analysis-ends-at-next-start"),
+        pytest.param("<|channel|>analysis<|message|>a<|start|>assistant",
+                     Reasoned("<|start|>assistant", "a", (ThinkFormat.HARMONY,)),
+                     id="harmony-header-cut-before-its-message-stays"),
+        pytest.param("<think>a <|channel|>final<|message|>b</think>c",
+                     Reasoned("c", "a <|channel|>final<|message|>b", (THINK,)),
+                     id="harmony-header-inside-think-is-its-text"),
+        pytest.param("<|start|>assistant<|channel|>final<|message|>Hi.<|end|>",
+                     Reasoned("Hi."), id="harmony-final-with-start-and-end"),
+        pytest.param("<|channel|>final <|constrain|>json<|message|>{}<|return|>",
+                     Reasoned("{}"), id="harmony-final-with-constrain"),
+        pytest.param("<|channel|>final<|message|>a<|channel|>final<|message|>b",
+                     Reasoned("a\nb"), id="harmony-message-ends-at-next-channel-lines-joined"),
+        pytest.param("<|channel|>commentary to=python<|message|>print(1)<|call|>",
+                     Reasoned("<|channel|>commentary to=python<|message|>print(1)<|call|>"),
+                     id="harmony-message-to-a-recipient-stays"),
+        pytest.param("Say <|return|> here.", Reasoned("Say <|return|> here."),
+                     id="harmony-return-alone-is-text"),
         pytest.param("Done.<|end|>", Reasoned("Done.<|end|>"),
                      id="harmony-end-alone-is-not-reasoning"),
         pytest.param("<|channel>thought\nCheck weather<channel|><|tool_call>call:get_weather{}",
@@ -98,6 +114,21 @@ def test_split_is_linear_on_hostile_content() -> None:
     got = split_reasoning(hostile + "<think>" * 20_000)
     assert time.perf_counter() - started < 2.0
     assert got.text == hostile and got.formats == (THINK,)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        pytest.param("<|start|>" + "a" * 199 + "<|channel|>" + "b" * 399 + "<|constrain|>" * 2000,
+                     id="harmony-headers-that-never-reach-their-message"),
+        pytest.param("<|channel|>final<|message|>" * 50_000, id="harmony-empty-messages"),
+    ],
+)  # fmt: skip
+def test_harmony_headers_are_linear(hostile: str) -> None:
+    """Harmony headers in bulk: one pass (about 0.2 s each)."""
+    started = time.perf_counter()
+    split_reasoning(hostile)
+    assert time.perf_counter() - started < 2.0
 
 
 def test_every_words_reasoning_block_has_its_format() -> None:
