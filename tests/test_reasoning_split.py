@@ -100,6 +100,25 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
                      Reasoned("c", "a\nb", (THINK, MISTRAL)), id="two-formats-in-order"),
         pytest.param("<think></think>Hi.", Reasoned("Hi.", "", (THINK,)),
                      id="empty-think-still-a-format-seen"),
+        pytest.param("<answer>\nHi.\n</answer>", Reasoned("Hi."),
+                     id="hunyuan-answer-thinking-off"),
+        pytest.param("Wrap it in <answer>\nand</answer>.",
+                     Reasoned("Wrap it in <answer>\nand</answer>."),
+                     id="answer-tag-after-words-is-words"),
+        pytest.param("<think>a</think>Yes.\n<answer>b</answer>",
+                     Reasoned("Yes.\n<answer>b</answer>", "a", (THINK,)),
+                     id="answer-tag-after-the-answer-began-is-words"),
+        pytest.param("Done.</answer>", Reasoned("Done.</answer>"), id="answer-closer-alone-is-words"),
+        pytest.param("<answer>a<answer>b</answer>", Reasoned("a<answer>b"),
+                     id="answer-tag-inside-the-answer-is-words"),
+        pytest.param("<answer>\n\nTwo lines.\n\n</answer>\n\n", Reasoned("\nTwo lines.\n\n"),
+                     id="answer-tag-takes-one-line-break-each-side"),
+        pytest.param("<think>x</think><response>Sunny.</response>",
+                     Reasoned("Sunny.", "x", (THINK,)), id="granite33-response-tag"),
+        pytest.param("Hmm.<|START_RESPONSE|>\nIt is 4.\n<|END_RESPONSE|>",
+                     Reasoned("Hmm.\nIt is 4.\n"), id="cohere-response-tokens-anywhere-words-kept"),
+        pytest.param("<|START_TEXT|>Hi.<|END_TEXT|>", Reasoned("Hi."),
+                     id="cohere-north-text-tokens"),
     ],
 )  # fmt: skip
 def test_split_reasoning(content: str, want: Reasoned) -> None:
@@ -119,13 +138,16 @@ def test_split_is_linear_on_hostile_content() -> None:
 @pytest.mark.parametrize(
     "hostile",
     [
+        pytest.param("x<answer>" * 200_000, id="answer-tags-after-words"),
         pytest.param("<|start|>" + "a" * 199 + "<|channel|>" + "b" * 399 + "<|constrain|>" * 2000,
                      id="harmony-headers-that-never-reach-their-message"),
         pytest.param("<|channel|>final<|message|>" * 50_000, id="harmony-empty-messages"),
+        pytest.param("<|START_TEXT|>" * 200_000, id="cohere-openers"),
     ],
 )  # fmt: skip
-def test_harmony_headers_are_linear(hostile: str) -> None:
-    """Harmony headers in bulk: one pass (about 0.2 s each)."""
+def test_answers_and_headers_are_linear(hostile: str) -> None:
+    """Answer tags and Harmony headers in bulk: one pass (about 0.2 s each; a slice per
+    rejected tag took 9 s on the first of these)."""
     started = time.perf_counter()
     split_reasoning(hostile)
     assert time.perf_counter() - started < 2.0

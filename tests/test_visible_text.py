@@ -2,8 +2,11 @@
 the words reader takes the calls out, ``split_reasoning`` the reasoning and the answer's
 markers; whole and streamed alike.
 
-The Harmony rows are docs/research/call-reading-reasoning-and-several-calls.md 8.1. Sources of
-each rule are cited in conchcheck/core/reasoning.py.
+The Harmony rows are docs/research/call-reading-reasoning-and-several-calls.md 8.1; the
+Hunyuan, Granite and ERNIE rows docs/research/call-formats-minimax-lfm2-granite-seed-
+hunyuan-ernie.md 4(d), 6(d), 7(d); the Cohere rows docs/research/call-formats-step3-
+xlam-phi4-cohere-functiongemma-claude-react-mistral.md 4(d). Sources of each rule are cited in
+conchcheck/core/reasoning.py.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ OSLO_CALL = (
     + '{"city":"Oslo"}' + CALL
 )  # fmt: skip
 OSLO = [("get_weather", {"city": "Oslo"})]
+PARIS = [("get_weather", {"city": "Paris"})]
+HUNYUAN_CALL = '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>'
 
 # (reply, cut_off, calls, visible, reasoning)
 CASES = [
@@ -75,6 +80,57 @@ CASES = [
         CH + "analysis to=browser.search code" + MSG + '{"query": "x"}' + CALL,
         False, [], "", '{"query": "x"}',
         id="harmony-built-in-tool-on-analysis-is-reasoning",
+    ),
+    # -- Hunyuan A13B: <answer> wraps the answer and the calls.
+    pytest.param(
+        "<think>\nNeed weather.\n</think>\n<answer>\n" + HUNYUAN_CALL + "\n</answer>",
+        False, PARIS, "", "\nNeed weather.\n",
+        id="hunyuan-think-answer-wraps-call",
+    ),
+    pytest.param(
+        "<think>\nI could write " + HUNYUAN_CALL + "\n</think>\n<answer>\nNo tool needed.\n</answer>",
+        False, [], "No tool needed.", "\nI could write " + HUNYUAN_CALL + "\n",
+        id="hunyuan-call-inside-think-is-reasoning",
+    ),
+    pytest.param(
+        "<answer>\nIt is sunny.\n</answer>", False, [], "It is sunny.", "",
+        id="hunyuan-answer-thinking-off",
+    ),
+    pytest.param(
+        "<think>\nHmm.\n</think>\n<answer>\nPartial", True, [], "Partial", "\nHmm.\n",
+        id="hunyuan-answer-cut-shows-what-was-written",
+    ),
+    pytest.param(
+        "Use <answer> tags.", False, [], "Use <answer> tags.", "",
+        id="answer-tag-in-prose-is-words",
+    ),
+    # -- Granite 3.3 and ERNIE 4.5: <response> after the reasoning.
+    pytest.param(
+        "<think>Easy one.</think><response>Paris is sunny.</response>",
+        False, [], "Paris is sunny.", "Easy one.",
+        id="granite33-think-response-no-call",
+    ),
+    pytest.param(
+        "Easy.\n</think>\n\n<response>\nParis is sunny.\n</response>\n",
+        False, [], "Paris is sunny.", "Easy.\n",
+        id="ernie45-response-after-prompt-opened-think",
+    ),
+    # -- Cohere Command R7B / A (and Command A 2026's <|START_TEXT|>).
+    pytest.param(
+        "<|START_THINKING|>No tool needed.<|END_THINKING|><|START_RESPONSE|>It is 4.<|END_RESPONSE|>",
+        False, [], "It is 4.", "No tool needed.",
+        id="cohere-response-only-is-text",
+    ),
+    pytest.param(
+        "<|START_THINKING|>Plan.<|END_THINKING|><|START_TEXT|>Hi.<|END_TEXT|>",
+        False, [], "Hi.", "Plan.",
+        id="cohere-north-text-block",
+    ),
+    pytest.param(
+        '<|START_THINKING|>I will look up Oslo.<|END_THINKING|><|START_ACTION|>[{"tool_call_id": '
+        '"0", "tool_name": "get_weather", "parameters": {"city": "Oslo", "days": 1}}]<|END_ACTION|>',
+        False, [("get_weather", {"city": "Oslo", "days": 1})], "", "I will look up Oslo.",
+        id="cohere-thinking-then-action",
     ),
 ]  # fmt: skip
 

@@ -4,7 +4,7 @@ from the reasoning, and what fixes a server that lost a call in the reasoning (i
 A server that parses reasoning moves it to its own channel (``Reply.reasoning``); one that
 doesn't leaves it in the content, between the model's own markers. What is inside is never a
 call and never the reply's words. Some families also wrap the answer itself (Harmony's final
-channel): a user sees the words without the wrapper.
+channel, ``<answer>``, ``<|START_RESPONSE|>``): a user sees the words without the wrapper.
 ``split_reasoning`` reads the content once, left to right.
 """
 
@@ -129,7 +129,30 @@ class AnswerMarkers:
     line break on each side of each tag is the template's and goes with it too."""
 
 
-ANSWERS: tuple[AnswerMarkers, ...] = ()
+ANSWERS: tuple[AnswerMarkers, ...] = (
+    # Hunyuan A13B: "<think>\n…\n</think>\n<answer>\n…\n</answer>"; vLLM's hunyuan_a13b
+    # reasoning parser takes "\n</think>\n<answer>\n" and "\n</answer>" for its markers
+    # (vllm/reasoning/hunyuan_a13b_reasoning_parser.py @98b137c6); with thinking off the
+    # prompt ends with the empty think, so the reply may open with <answer> (docs/research/
+    # call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md 6(a), 6(c)).
+    AnswerMarkers("<answer>", ("</answer>",)),
+    # Granite 3.3: "write your response between <response></response>" (its template, a copy
+    # in ye-NX/llama.cpp models/templates/ibm-granite-granite-3.3-2B-Instruct.jinja @b354d7c9;
+    # llama.cpp common_chat_parse_granite, common/chat-parser.cpp @05e5139a); ERNIE 4.5:
+    # "abc\n</think>\n\n<response>\ndef\n</response>\n" (vLLM vllm/reasoning/ernie45_reasoning_
+    # parser.py @391c1585, whose streaming path drops the line break after </think> and after
+    # </response>). Same note, 4(a), 4(b), 7(b).
+    AnswerMarkers("<response>", ("</response>",)),
+    # Cohere Command R7B / A answer in "<|START_RESPONSE|>…<|END_RESPONSE|>", Command A 2026
+    # ("North") in "<|START_TEXT|>…<|END_TEXT|>". llama.cpp's common_chat_parse_command_r7b
+    # (common/chat-parser.cpp @05e5139a) and cohere_melody 0.15.3 (which vLLM's cohere_command
+    # parsers call) read the inside as content; Ollama's cohere parser (ollama/ollama
+    # model/parsers/cohere.go @32a21308) takes either pair as content wherever a block may
+    # start. docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-
+    # mistral.md 4(b), 4(c) 6.
+    AnswerMarkers("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), tag=False),
+    AnswerMarkers("<|START_TEXT|>", ("<|END_TEXT|>",), tag=False),
+)
 _MESSAGE = AnswerMarkers("<|message|>", ("<|end|>", "<|return|>", "<|call|>"), tag=False)
 """A visible Harmony message: its header is the opener."""
 
