@@ -100,6 +100,10 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
                      Reasoned("c", "a\nb", (THINK, MISTRAL)), id="two-formats-in-order"),
         pytest.param("<think></think>Hi.", Reasoned("Hi.", "", (THINK,)),
                      id="empty-think-still-a-format-seen"),
+        pytest.param("<mm:think>Plan.</mm:think>Hi.",
+                     Reasoned("Hi.", "Plan.", (ThinkFormat.MINIMAX_M3,)), id="minimax-m3-mm-think"),
+        pytest.param("</mm:think>Hi.", Reasoned("Hi.", "", (ThinkFormat.MINIMAX_M3,)),
+                     id="minimax-m3-bare-closer-turn-without-reasoning"),
         pytest.param("<answer>\nHi.\n</answer>", Reasoned("Hi."),
                      id="hunyuan-answer-thinking-off"),
         pytest.param("Wrap it in <answer>\nand</answer>.",
@@ -119,6 +123,9 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
                      Reasoned("Hmm.\nIt is 4.\n"), id="cohere-response-tokens-anywhere-words-kept"),
         pytest.param("<|START_TEXT|>Hi.<|END_TEXT|>", Reasoned("Hi."),
                      id="cohere-north-text-tokens"),
+        pytest.param("Here is my thought process:\nHmm.\nHere is my response:\nHi.",
+                     Reasoned("Here is my thought process:\nHmm.\nHere is my response:\nHi."),
+                     id="granite32-phrases-are-words-not-markers"),
     ],
 )  # fmt: skip
 def test_split_reasoning(content: str, want: Reasoned) -> None:

@@ -3,8 +3,8 @@ the words reader takes the calls out, ``split_reasoning`` the reasoning and the 
 markers; whole and streamed alike.
 
 The Harmony rows are docs/research/call-reading-reasoning-and-several-calls.md 8.1; the
-Hunyuan, Granite and ERNIE rows docs/research/call-formats-minimax-lfm2-granite-seed-
-hunyuan-ernie.md 4(d), 6(d), 7(d); the Cohere rows docs/research/call-formats-step3-
+Hunyuan, Granite, ERNIE and MiniMax-M3 rows docs/research/call-formats-minimax-lfm2-granite-
+seed-hunyuan-ernie.md 2(d), 4(d), 6(d), 7(d); the Cohere rows docs/research/call-formats-step3-
 xlam-phi4-cohere-functiongemma-claude-react-mistral.md 4(d). Sources of each rule are cited in
 conchcheck/core/reasoning.py.
 """
@@ -131,6 +131,15 @@ CASES = [
         '"0", "tool_name": "get_weather", "parameters": {"city": "Oslo", "days": 1}}]<|END_ACTION|>',
         False, [("get_weather", {"city": "Oslo", "days": 1})], "", "I will look up Oslo.",
         id="cohere-thinking-then-action",
+    ),
+    # -- MiniMax-M3 thinks in <mm:think>.
+    pytest.param(
+        "<mm:think>Need it.</mm:think>It is sunny.", False, [], "It is sunny.", "Need it.",
+        id="minimax-m3-think-then-words",
+    ),
+    pytest.param(
+        "Need it.</mm:think>It is sunny.", False, [], "It is sunny.", "Need it.",
+        id="minimax-m3-prompt-opened-think",
     ),
 ]  # fmt: skip
 

@@ -36,6 +36,8 @@ class ThinkFormat(Name):
     """``<|open|>think<|sep|>…<|close|>think<|sep|>``: Kimi K3."""
     COHERE = "cohere"
     """``<|START_THINKING|>…<|END_THINKING|>``: Cohere Command R7B and A."""
+    MINIMAX_M3 = "minimax_m3"
+    """``<mm:think>…</mm:think>``: MiniMax-M3."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,13 @@ MARKERS: tuple[ThinkMarkers, ...] = (
     # the prompt (docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-
     # react-mistral.md 4; llama.cpp's Command R7B parser, vLLM's cohere_command parsers).
     ThinkMarkers(ThinkFormat.COHERE, "<|START_THINKING|>", "<|END_THINKING|>", bare_closer=False),
+    # MiniMax-M3 thinks in "<mm:think>…</mm:think>", and a turn without reasoning may start
+    # with a bare "</mm:think>" (llama.cpp common/parsers/minimax-m3.cpp @1107a742; docs/
+    # research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md 1 and 2(a)).
+    ThinkMarkers(ThinkFormat.MINIMAX_M3, "<mm:think>", "</mm:think>", bare_closer=True),
+    # Not Granite 3.2's "Here is my thought process:" / "Here is my response:" (vLLM's granite
+    # reasoning parser): they are plain English any model may write, and taking them for
+    # markers would hide its words, and a call among them, as reasoning (same note, 4(c)).
 )
 
 # gpt-oss writes messages, "<|start|>{role}<|channel|>{channel}[ to={recipient}]
