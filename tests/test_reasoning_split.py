@@ -69,9 +69,25 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
             id="harmony-analysis-then-commentary-call-format-md"),
         pytest.param(
             "<|channel|>analysis<|message|>Simple.<|start|>assistant<|channel|>final<|message|>4",
-            Reasoned("<|start|>assistant<|channel|>final<|message|>4", "Simple.",
-                     (ThinkFormat.HARMONY,)),
+            Reasoned("4", "Simple.", (ThinkFormat.HARMONY,)),
             id="harmony-unclosed-analysis-ends-at-next-start"),
+        pytest.param("<|channel|>analysis<|message|>a<|start|>assistant",
+                     Reasoned("<|start|>assistant", "a", (ThinkFormat.HARMONY,)),
+                     id="harmony-header-cut-before-its-message-stays"),
+        pytest.param("<think>a <|channel|>final<|message|>b</think>c",
+                     Reasoned("c", "a <|channel|>final<|message|>b", (THINK,)),
+                     id="harmony-header-inside-think-is-its-text"),
+        pytest.param("<|start|>assistant<|channel|>final<|message|>Hi.<|end|>",
+                     Reasoned("Hi."), id="harmony-final-with-start-and-end"),
+        pytest.param("<|channel|>final <|constrain|>json<|message|>{}<|return|>",
+                     Reasoned("{}"), id="harmony-final-with-constrain"),
+        pytest.param("<|channel|>final<|message|>a<|channel|>final<|message|>b",
+                     Reasoned("a\nb"), id="harmony-message-ends-at-next-channel-lines-joined"),
+        pytest.param("<|channel|>commentary to=python<|message|>print(1)<|call|>",
+                     Reasoned("<|channel|>commentary to=python<|message|>print(1)<|call|>"),
+                     id="harmony-message-to-a-recipient-stays"),
+        pytest.param("Say <|return|> here.", Reasoned("Say <|return|> here."),
+                     id="harmony-return-alone-is-text"),
         pytest.param("Done.<|end|>", Reasoned("Done.<|end|>"),
                      id="harmony-end-alone-is-not-reasoning"),
         pytest.param("<|channel>thought\nCheck weather<channel|><|tool_call>call:get_weather{}",
@@ -84,6 +100,32 @@ THINK, KIMI, MISTRAL = ThinkFormat.THINK, ThinkFormat.KIMI, ThinkFormat.MISTRAL
                      Reasoned("c", "a\nb", (THINK, MISTRAL)), id="two-formats-in-order"),
         pytest.param("<think></think>Hi.", Reasoned("Hi.", "", (THINK,)),
                      id="empty-think-still-a-format-seen"),
+        pytest.param("<mm:think>Plan.</mm:think>Hi.",
+                     Reasoned("Hi.", "Plan.", (ThinkFormat.MINIMAX_M3,)), id="minimax-m3-mm-think"),
+        pytest.param("</mm:think>Hi.", Reasoned("Hi.", "", (ThinkFormat.MINIMAX_M3,)),
+                     id="minimax-m3-bare-closer-turn-without-reasoning"),
+        pytest.param("<answer>\nHi.\n</answer>", Reasoned("Hi."),
+                     id="hunyuan-answer-thinking-off"),
+        pytest.param("Wrap it in <answer>\nand</answer>.",
+                     Reasoned("Wrap it in <answer>\nand</answer>."),
+                     id="answer-tag-after-words-is-words"),
+        pytest.param("<think>a</think>Yes.\n<answer>b</answer>",
+                     Reasoned("Yes.\n<answer>b</answer>", "a", (THINK,)),
+                     id="answer-tag-after-the-answer-began-is-words"),
+        pytest.param("Done.</answer>", Reasoned("Done.</answer>"), id="answer-closer-alone-is-words"),
+        pytest.param("<answer>a<answer>b</answer>", Reasoned("a<answer>b"),
+                     id="answer-tag-inside-the-answer-is-words"),
+        pytest.param("<answer>\n\nTwo lines.\n\n</answer>\n\n", Reasoned("\nTwo lines.\n\n"),
+                     id="answer-tag-takes-one-line-break-each-side"),
+        pytest.param("<think>x</think><response>Sunny.</response>",
+                     Reasoned("Sunny.", "x", (THINK,)), id="granite33-response-tag"),
+        pytest.param("Hmm.<|START_RESPONSE|>\nIt is 4.\n<|END_RESPONSE|>",
+                     Reasoned("Hmm.\nIt is 4.\n"), id="cohere-response-tokens-anywhere-words-kept"),
+        pytest.param("<|START_TEXT|>Hi.<|END_TEXT|>", Reasoned("Hi."),
+                     id="cohere-north-text-tokens"),
+        pytest.param("Here is my thought process:\nHmm.\nHere is my response:\nHi.",
+                     Reasoned("Here is my thought process:\nHmm.\nHere is my response:\nHi."),
+                     id="granite32-phrases-are-words-not-markers"),
     ],
 )  # fmt: skip
 def test_split_reasoning(content: str, want: Reasoned) -> None:
@@ -98,6 +140,24 @@ def test_split_is_linear_on_hostile_content() -> None:
     got = split_reasoning(hostile + "<think>" * 20_000)
     assert time.perf_counter() - started < 2.0
     assert got.text == hostile and got.formats == (THINK,)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        pytest.param("x<answer>" * 200_000, id="answer-tags-after-words"),
+        pytest.param("<|start|>" + "a" * 199 + "<|channel|>" + "b" * 399 + "<|constrain|>" * 2000,
+                     id="harmony-headers-that-never-reach-their-message"),
+        pytest.param("<|channel|>final<|message|>" * 50_000, id="harmony-empty-messages"),
+        pytest.param("<|START_TEXT|>" * 200_000, id="cohere-openers"),
+    ],
+)  # fmt: skip
+def test_answers_and_headers_are_linear(hostile: str) -> None:
+    """Answer tags and Harmony headers in bulk: one pass (about 0.2 s each; a slice per
+    rejected tag took 9 s on the first of these)."""
+    started = time.perf_counter()
+    split_reasoning(hostile)
+    assert time.perf_counter() - started < 2.0
 
 
 def test_every_words_reasoning_block_has_its_format() -> None:

@@ -3,7 +3,9 @@ from the reasoning, and what fixes a server that lost a call in the reasoning (i
 
 A server that parses reasoning moves it to its own channel (``Reply.reasoning``); one that
 doesn't leaves it in the content, between the model's own markers. What is inside is never a
-call and never the reply's words. ``split_reasoning`` reads the content once, left to right.
+call and never the reply's words. Some families also wrap the answer itself (Harmony's final
+channel, ``<answer>``, ``<|START_RESPONSE|>``): a user sees the words without the wrapper.
+``split_reasoning`` reads the content once, left to right.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class ThinkFormat(Name):
     """``<|open|>think<|sep|>…<|close|>think<|sep|>``: Kimi K3."""
     COHERE = "cohere"
     """``<|START_THINKING|>…<|END_THINKING|>``: Cohere Command R7B and A."""
+    MINIMAX_M3 = "minimax_m3"
+    """``<mm:think>…</mm:think>``: MiniMax-M3."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,8 @@ class ThinkMarkers:
     bare_closer: bool
     """A closer with no opener before it ends reasoning that began at the content's start:
     the chat template wrote the opener into the generation prompt."""
+    ends: tuple[str, ...] = ()
+    """Other markers that end the block and go with it."""
     stops: tuple[str, ...] = ()
     """Markers that end an unclosed block and stay in the visible text (the next message)."""
 
@@ -68,17 +74,6 @@ MARKERS: tuple[ThinkMarkers, ...] = (
     # supports cases where the model doesn't generate the start token"; llama.cpp
     # common_chat_params_init_seed_oss puts <seed:think> in the prompt.
     ThinkMarkers(ThinkFormat.SEED_OSS, "<seed:think>", "</seed:think>", bare_closer=True),
-    # openai/harmony docs/format.md: "<|start|>{header}<|message|>{content}<|end|>", analysis
-    # is the chain of thought; llama.cpp with --reasoning-format none leaves it in the content
-    # (docs/research/call-formats-harmony-gemma-mistral-llama-qwen.md 1(c)). A message never
-    # runs into the next one's <|start|>.
-    ThinkMarkers(
-        ThinkFormat.HARMONY,
-        "<|channel|>analysis<|message|>",
-        "<|end|>",
-        bare_closer=False,
-        stops=("<|start|>",),
-    ),
     # Gemma 4's template writes "<|channel>thought\n…<channel|>" and ends a prompt after a
     # tool result with "<|channel>thought\n" (docs/research/call-formats-harmony-gemma-
     # mistral-llama-qwen.md 2; llama.cpp PEG_GEMMA4, Ollama model/parsers/gemma4.go).
@@ -93,15 +88,99 @@ MARKERS: tuple[ThinkMarkers, ...] = (
     # the prompt (docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-
     # react-mistral.md 4; llama.cpp's Command R7B parser, vLLM's cohere_command parsers).
     ThinkMarkers(ThinkFormat.COHERE, "<|START_THINKING|>", "<|END_THINKING|>", bare_closer=False),
+    # MiniMax-M3 thinks in "<mm:think>…</mm:think>", and a turn without reasoning may start
+    # with a bare "</mm:think>" (llama.cpp common/parsers/minimax-m3.cpp @1107a742; docs/
+    # research/call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md 1 and 2(a)).
+    ThinkMarkers(ThinkFormat.MINIMAX_M3, "<mm:think>", "</mm:think>", bare_closer=True),
+    # Not Granite 3.2's "Here is my thought process:" / "Here is my response:" (vLLM's granite
+    # reasoning parser): they are plain English any model may write, and taking them for
+    # markers would hide its words, and a call among them, as reasoning (same note, 4(c)).
 )
+
+# gpt-oss writes messages, "<|start|>{role}<|channel|>{channel}[ to={recipient}]
+# [<|constrain|>{type}]<|message|>{text}<|end|>", its output starting at <|channel|> (the
+# prompt ends "<|start|>assistant"; openai/harmony docs/format.md). vLLM's parse_chat_output
+# (vllm/entrypoints/openai/parser/harmony_utils.py @6a22fe6f) puts the analysis channel in the
+# reasoning and the other messages' text, without their control tokens and joined by lines, in
+# the content; a later version (index id 66806705518) names the visible ones: "final channel"
+# and "commentary channel without recipient (preambles)". llama.cpp's
+# common_chat_parse_gpt_oss (common/chat-parser.cpp, index id 1047158291) adds a final or
+# preamble message's text up to <|end|> to the content (consume_end); docs/research/call-
+# reading-reasoning-and-several-calls.md 3.1. A message with a recipient is a call (the words
+# reader's) and stays as it came. A message never runs into the next one's header, and an
+# unfinished one shows what was written.
+_HARMONY_NEXT = ("<|start|>", "<|channel|>")
+_HARMONY_HEAD = (
+    r"(?=<\|start\|>|<\|channel\|>)(?:<\|start\|>(?P<role>[^<]{0,200}))?"
+    r"(?:<\|channel\|>(?P<channel>[^<]{0,400}))?(?:<\|constrain\|>[^<]{0,200})?<\|message\|>"
+)
+_RECIPIENT = re.compile(r"(?:^|\s)to=")
+_HARMONY = ThinkMarkers(
+    ThinkFormat.HARMONY,
+    "<|channel|>analysis<|message|>",
+    "<|end|>",
+    bare_closer=False,
+    ends=("<|return|>", "<|call|>"),
+    stops=_HARMONY_NEXT,
+)
+"""The analysis channel: any header naming it opens it (``_HARMONY_HEAD``), not ``opener``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerMarkers:
+    """How one format wraps the answer a user sees: the markers go, the words inside stay."""
+
+    opener: str
+    closers: tuple[str, ...]
+    tag: bool = True
+    """A tag a person could write, not a special token: it counts only where it opens the
+    visible text (nothing but reasoning and space before it; the space goes with it), and one
+    line break on each side of each tag is the template's and goes with it too."""
+
+
+ANSWERS: tuple[AnswerMarkers, ...] = (
+    # Hunyuan A13B: "<think>\n…\n</think>\n<answer>\n…\n</answer>"; vLLM's hunyuan_a13b
+    # reasoning parser takes "\n</think>\n<answer>\n" and "\n</answer>" for its markers
+    # (vllm/reasoning/hunyuan_a13b_reasoning_parser.py @98b137c6); with thinking off the
+    # prompt ends with the empty think, so the reply may open with <answer> (docs/research/
+    # call-formats-minimax-lfm2-granite-seed-hunyuan-ernie.md 6(a), 6(c)).
+    AnswerMarkers("<answer>", ("</answer>",)),
+    # Granite 3.3: "write your response between <response></response>" (its template, a copy
+    # in ye-NX/llama.cpp models/templates/ibm-granite-granite-3.3-2B-Instruct.jinja @b354d7c9;
+    # llama.cpp common_chat_parse_granite, common/chat-parser.cpp @05e5139a); ERNIE 4.5:
+    # "abc\n</think>\n\n<response>\ndef\n</response>\n" (vLLM vllm/reasoning/ernie45_reasoning_
+    # parser.py @391c1585, whose streaming path drops the line break after </think> and after
+    # </response>). Same note, 4(a), 4(b), 7(b).
+    AnswerMarkers("<response>", ("</response>",)),
+    # Cohere Command R7B / A answer in "<|START_RESPONSE|>…<|END_RESPONSE|>", Command A 2026
+    # ("North") in "<|START_TEXT|>…<|END_TEXT|>". llama.cpp's common_chat_parse_command_r7b
+    # (common/chat-parser.cpp @05e5139a) and cohere_melody 0.15.3 (which vLLM's cohere_command
+    # parsers call) read the inside as content; Ollama's cohere parser (ollama/ollama
+    # model/parsers/cohere.go @32a21308) takes either pair as content wherever a block may
+    # start. docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-
+    # mistral.md 4(b), 4(c) 6.
+    AnswerMarkers("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), tag=False),
+    AnswerMarkers("<|START_TEXT|>", ("<|END_TEXT|>",), tag=False),
+)
+_MESSAGE = AnswerMarkers("<|message|>", ("<|end|>", "<|return|>", "<|call|>"), tag=False)
+"""A visible Harmony message: its header is the opener."""
 
 _OPENERS = {m.opener: m for m in MARKERS}
 _BARE = {m.closer: m for m in MARKERS if m.bare_closer}
+_ANSWER_OPENERS = {a.opener: a for a in ANSWERS}
 _TOKENS = sorted(
-    {t for m in MARKERS for t in (m.opener, m.closer, *m.stops)}, key=len, reverse=True
+    {
+        *(t for m in (*MARKERS, _HARMONY) for t in (m.opener, m.closer, *m.ends, *m.stops)),
+        *(t for a in (*ANSWERS, _MESSAGE) for t in (a.opener, *a.closers)),
+    }
+    - {_HARMONY.opener, _MESSAGE.opener},
+    key=len,
+    reverse=True,
 )
-# One alternation of literals, longest first: one pass finds every marker in order.
-_FIND = re.compile("|".join(re.escape(t) for t in _TOKENS))
+# A Harmony header first, then one alternation of literals, longest first: one pass finds
+# every marker in order. A header's parts are bounded and stop at "<", so a failed one costs
+# at most the run up to its next "<".
+_FIND = re.compile(f"(?P<head>{_HARMONY_HEAD})|" + "|".join(re.escape(t) for t in _TOKENS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +188,11 @@ class Reasoned:
     """A content split into what a user sees and the reasoning written in it."""
 
     text: str
-    """The content with every reasoning block (markers and all) taken out."""
+    """The content without its reasoning blocks (markers and all) and its answer markers."""
     reasoning: str = ""
     """The blocks' text, in order, one a line."""
     formats: tuple[ThinkFormat, ...] = ()
-    """The formats whose markers were found, each once, in order."""
+    """The formats whose reasoning markers were found, each once, in order."""
 
 
 def split_reasoning(content: str) -> Reasoned:
@@ -121,40 +200,125 @@ def split_reasoning(content: str) -> Reasoned:
 
     A block runs from its opener to its closer; an unclosed one to the end (or to a marker
     that starts the next message); a closer before any other marker ends reasoning that began
-    at the content's start. Markers inside a block are its text. Linear in ``content``.
+    at the content's start. Markers inside a block are its text. An answer's markers go and
+    its words stay (``ANSWERS``, Harmony's final and preamble messages). Linear in ``content``.
     """
-    visible: list[str] = []
-    thoughts: list[str] = []
-    formats: list[ThinkFormat] = []
-    inside: ThinkMarkers | None = None
-    pos, first = 0, True
+    split = _Split(content)
     for found in _FIND.finditer(content):
-        token, start = found.group(), found.start()
-        if inside is None:
-            opened = _OPENERS.get(token)
-            bare = _BARE.get(token) if first else None
-            if opened is not None:
-                visible.append(content[pos:start])
-                inside, pos = opened, found.end()
-            elif bare is not None:
-                thoughts.append(content[pos:start])
-                formats.append(bare.format)
-                pos = found.end()
-            # A stray closer or a stop outside a block is the visible text's.
-        elif token == inside.closer or token in inside.stops:
-            thoughts.append(content[pos:start])
-            formats.append(inside.format)
-            pos = found.end() if token == inside.closer else start
-            inside = None
-        first = False
-    if inside is not None:
-        thoughts.append(content[pos:])
-        formats.append(inside.format)
-    else:
-        visible.append(content[pos:])
-    if not formats:
-        return Reasoned(content)
-    return Reasoned("".join(visible), "\n".join(thoughts), tuple(dict.fromkeys(formats)))
+        split.take(found)
+    return split.end()
+
+
+class _Split:
+    """``split_reasoning``'s state as it reads the content's markers in order."""
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+        self.visible: list[str] = []
+        self.thoughts: list[str] = []
+        self.formats: list[ThinkFormat] = []
+        self.inside: ThinkMarkers | None = None
+        self.answer: AnswerMarkers | None = None
+        self.pos, self.first, self.said, self.messages, self.changed = 0, True, False, 0, False
+
+    def take(self, found: re.Match[str]) -> None:
+        """Read one marker."""
+        token, start, head = found.group(), found.start(), found.group("head")
+        inside = self.inside
+        if inside is not None:
+            if token == inside.closer or token in inside.ends:
+                self.think(start, found.end())
+                return
+            if not (token in inside.stops or (head and inside.stops)):
+                return  # the block's text
+            self.think(start, start)
+        if self.answer is _MESSAGE and (head or token in _HARMONY_NEXT):
+            self.show(start, start)  # a message never runs into the next one's header
+        if head:
+            self.harmony(found)
+        elif (opened := _OPENERS.get(token)) is not None:
+            self.show(start, found.end())
+            self.inside = opened
+        elif self.first and (bare := _BARE.get(token)) is not None:
+            self.thoughts.append(self.content[self.pos : start])
+            self.formats.append(bare.format)
+            self.pos = found.end()
+        elif self.answer is not None and token in self.answer.closers:
+            self.close_answer(start, found.end())
+        elif self.answer is None and (wrapper := _ANSWER_OPENERS.get(token)) is not None:
+            self.open_answer(wrapper, start, found.end())
+        # A stray closer, or a stop outside a block, is the visible text's.
+        self.first = False
+
+    def harmony(self, found: re.Match[str]) -> None:
+        """A Harmony message's header: analysis is reasoning, a call stays, the rest shows."""
+        channel = found.group("channel") or ""
+        if channel.split()[:1] == ["analysis"]:
+            self.show(found.start(), found.end())
+            self.inside = _HARMONY
+        elif not _RECIPIENT.search(f"{found.group('role') or ''} {channel}"):
+            self.show(found.start(), found.end())
+            if self.messages:
+                self.visible.append("\n")
+            self.answer, self.changed = _MESSAGE, True
+
+    def think(self, start: int, end: int) -> None:
+        """The open block's text runs to ``start``; reading goes on from ``end``."""
+        assert self.inside is not None
+        self.thoughts.append(self.content[self.pos : start])
+        self.formats.append(self.inside.format)
+        self.inside, self.pos = None, end
+
+    def show(self, start: int, end: int) -> None:
+        """The text up to ``start`` is visible (closing an open Harmony message there);
+        reading goes on from ``end``."""
+        self.see(self.content[self.pos : start])
+        if self.answer is _MESSAGE:
+            self.answer, self.messages = None, self.messages + 1
+        self.pos = end
+
+    def see(self, piece: str) -> None:
+        """``piece`` is visible."""
+        self.visible.append(piece)
+        self.said = self.said or (piece != "" and not piece.isspace())
+
+    def open_answer(self, wrapper: AnswerMarkers, start: int, end: int) -> None:
+        """An answer's opener: a tag only where it opens the visible text."""
+        if wrapper.tag:
+            if self.said:
+                return
+            self.show(start, start)
+            if self.said:
+                return  # words before it: a tag in the words
+            self.visible.clear()  # nothing but space: the template's
+            end += self.content.startswith("\n", end)
+        else:
+            self.show(start, end)
+        self.answer, self.pos, self.changed = wrapper, end, True
+
+    def close_answer(self, start: int, end: int) -> None:
+        """The open answer's closer."""
+        assert self.answer is not None
+        if self.answer is _MESSAGE:
+            self.show(start, end)
+            return
+        piece = self.content[self.pos : start]
+        if self.answer.tag:
+            piece = piece.removesuffix("\n")
+            end += self.content.startswith("\n", end)
+        self.see(piece)
+        self.answer, self.pos = None, end
+
+    def end(self) -> Reasoned:
+        """What was read: the rest is the open block's, or visible."""
+        if self.inside is not None:
+            self.think(len(self.content), len(self.content))
+        else:
+            self.visible.append(self.content[self.pos :])
+        if not (self.formats or self.changed):
+            return Reasoned(self.content)
+        text = "".join(self.visible)
+        return Reasoned(text, "\n".join(self.thoughts), tuple(dict.fromkeys(self.formats)))
 
 
 # What fixes a server whose reasoning parser kept a call in the reasoning, each with its source.
