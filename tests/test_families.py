@@ -1049,6 +1049,11 @@ CASES += [
     ),
     pytest.param("It is sunny." + NS + "</tool_call>", "It is sunny.", [],
                  id="minimax-m3-stray-block-closer-dropped"),
+    # Cohere's template ends a turn with <|END_OF_TURN_TOKEN|>: a stray one is never words
+    # (docs/research/call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md
+    # 4(c) 3).
+    pytest.param("It is sunny.<|END_OF_TURN_TOKEN|>", "It is sunny.", [],
+                 id="cohere-stray-end-of-turn-dropped"),
 ]  # fmt: skip
 
 

@@ -62,6 +62,7 @@ STRAY_CLOSERS = frozenset(
         "<|eot_id|>",
         "<|python_end|>",
         "<|END_ACTION|>",
+        "<|END_OF_TURN_TOKEN|>",
         "<end_function_call>",
     }
 )
