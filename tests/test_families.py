@@ -873,6 +873,12 @@ CASES += [
         [("bare_json", "get_weather", {"city": "Paris"}, None)],
         id="llama3-json-then-json-that-is-no-call-stays-words",
     ),
+    pytest.param(
+        f"<|python_tag|>{LLAMA_PARIS}\n{LLAMA_ROME}<|eom_id|>", "",
+        [("python_tag", "get_weather", {"city": "Paris"}, None),
+         ("python_tag", "get_weather", {"city": "Rome; Italy", "days": 2}, None)],
+        id="llama3-python-tag-calls-joined-by-newline",
+    ),
 ]  # fmt: skip
 
 

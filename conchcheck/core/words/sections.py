@@ -153,13 +153,30 @@ def mistral(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Words
 
 
 def python_tag(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[WordsCall]:
-    """Llama 3: call objects after ``<|python_tag|>``, separated by ``;``."""
-    pieces = [p for p in _split(text, ";") if p.strip()]
+    """Llama 3: call objects after ``<|python_tag|>``, separated by ``;`` or new lines."""
+    pieces = [p for part in _split(text, ";") for p in _values(part) if p.strip()]
     calls: list[WordsCall] = []
     for i, piece in enumerate(pieces):
         last = i == len(pieces) - 1
         calls += reader.json_body(piece, CallForm.PYTHON_TAG, raw, cut_off=cut_off and last)
     return calls or [reader.failed(CallForm.PYTHON_TAG, raw, "Your tool call is empty.")]
+
+
+def _values(text: str) -> list[str]:
+    """``text`` cut before each JSON object that follows another after white space only:
+    SGLang's llama3 detector reads calls joined by a new line after the tag (docs/research/
+    call-reading-reasoning-and-several-calls.md §5.1, case llama3-python-tag-newline)."""
+    pieces: list[str] = []
+    pos = 0
+    while True:
+        found = Lexer((), balanced=True).find(text, pos)
+        after = found[0] if found is not None else len(text)
+        while after < len(text) and text[after].isspace():
+            after += 1
+        if found is None or after == len(text) or text[after] != "{":
+            return [*pieces, text[pos:]]
+        pieces.append(text[pos : found[0]])
+        pos = after
 
 
 _NO_SEP = "Your tool call has no <｜tool▁sep｜> between its name and its arguments."
