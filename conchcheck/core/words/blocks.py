@@ -17,14 +17,13 @@ from enum import Enum
 
 from conchcheck.core.words import invocations, lists, markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
-from conchcheck.core.words.lexer import (
+from conchcheck.core.words.lexer import GEMMA_QUOTE, Lexer
+from conchcheck.core.words.values import (
     DSML41_VALUES,
     DSML_VALUES,
-    GEMMA_QUOTE,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
-    Lexer,
     Values,
 )
 
