@@ -12,82 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 
 from conchcheck.core.words import invocations, lists, markup, sections
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
-from conchcheck.core.words.lexer import GEMMA_QUOTE, Lexer
+from conchcheck.core.words.framing import Block as Block
+from conchcheck.core.words.framing import BlockRole as BlockRole
+from conchcheck.core.words.framing import Read
 from conchcheck.core.words.values import (
     DSML41_VALUES,
     DSML_VALUES,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
-    Values,
 )
-
-Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
-"""(reader, head, body, raw, cut_off) -> the block's calls."""
-
-
-class BlockRole(str, Enum):
-    """What a block is to the reader."""
-
-    CALLS = "calls"
-    """Held until it ends, then read into calls."""
-    REASONING = "reasoning"
-    """Shown as it comes; never read for calls."""
-    RESPONSE = "response"
-    """A tool result the model wrote itself: dropped, never believed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """One framing: its opener, the head after it, what ends it and what reads it."""
-
-    opener: str
-    form: CallForm
-    read: Read | None = None
-    closers: tuple[str, ...] = ()
-    reopen: tuple[str, ...] = ()
-    """Markers that end an unclosed block and open the next one."""
-    head_end: str | None = None
-    head_limit: int = 0
-    strings: bool = True
-    values: tuple[Values, ...] = ()
-    again: tuple[str, ...] = ()
-    to_end: bool = False
-    """The reply's end ends it as the format writes it (no closer exists)."""
-    calls_close: bool = False
-    """Each call inside has a closer of its own, so a reply cut inside the block keeps the
-    calls closed before the cut; the one being written is cut."""
-    role: BlockRole = BlockRole.CALLS
-    implied: str = ""
-    """Head text the opener stands for (a Harmony reply opening with its recipient)."""
-    balanced: bool = False
-    """The end of the first bracketed value in it ends it (the format writes no closer)."""
-    raw: str = GEMMA_QUOTE
-    inert: tuple[str, ...] = ()
-    """Literals that begin with a bracket but open no value (see ``Lexer``)."""
-
-    def lexer(self) -> Lexer:
-        """A fresh lexer for this block's body."""
-        return Lexer(
-            (*self.closers, *self.reopen),
-            strings=self.strings,
-            values=self.values,
-            again=self.again,
-            balanced=self.balanced,
-            raw=self.raw,
-            inert=self.inert,
-        )
-
-    def after_head(self, head: str) -> Block:
-        """The block as its head makes it (a Harmony message is a call only ``to=`` one)."""
-        if self.form is CallForm.HARMONY and not sections.is_harmony_call(self.implied + head):
-            return _HARMONY_TEXT
-        return self
 
 
 def _tool_call(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
@@ -118,6 +55,12 @@ def _dsml_v4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Word
 
 def _harmony(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
     return sections.harmony(reader, head, body, raw, cut_off=cut_off)
+
+
+def _harmony_turn(block: Block, head: str) -> Block:
+    # A Harmony message is a call only to= a function; any other is text (openai/harmony
+    # docs/format.md; sections.is_harmony_call).
+    return block if sections.is_harmony_call(block.implied + head) else _HARMONY_TEXT
 
 
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,199}")
@@ -262,6 +205,7 @@ BLOCKS: tuple[Block, ...] = (
             head_end="<|message|>",
             head_limit=400,
             to_end=True,
+            turn=_harmony_turn,
         )
         for opener in _HARMONY_NEXT
     ),
@@ -359,6 +303,7 @@ HARMONY_ROLE = Block(
     head_limit=400,
     to_end=True,
     implied="to=functions.",
+    turn=_harmony_turn,
 )
 """A gpt-oss reply that opens with its header's recipient (read only at a reply's start)."""
 CALL_MARKERS: tuple[str, ...] = (

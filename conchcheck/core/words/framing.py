@@ -1,0 +1,75 @@
+"""What a block of a reply's words is to the reader: where it opens, its head, what ends it,
+what reads it, and its role (``blocks`` lists every family's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall
+from conchcheck.core.words.lexer import GEMMA_QUOTE, Lexer
+from conchcheck.core.words.values import Values
+
+Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
+"""(reader, head, body, raw, cut_off) -> the block's calls."""
+
+
+class BlockRole(str, Enum):
+    """What a block is to the reader."""
+
+    CALLS = "calls"
+    """Held until it ends, then read into calls."""
+    REASONING = "reasoning"
+    """Shown as it comes; never read for calls."""
+    RESPONSE = "response"
+    """A tool result the model wrote itself: dropped, never believed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One framing: its opener, the head after it, what ends it and what reads it."""
+
+    opener: str
+    form: CallForm
+    read: Read | None = None
+    closers: tuple[str, ...] = ()
+    reopen: tuple[str, ...] = ()
+    """Markers that end an unclosed block and open the next one."""
+    head_end: str | None = None
+    head_limit: int = 0
+    strings: bool = True
+    values: tuple[Values, ...] = ()
+    again: tuple[str, ...] = ()
+    to_end: bool = False
+    """The reply's end ends it as the format writes it (no closer exists)."""
+    calls_close: bool = False
+    """Each call inside has a closer of its own, so a reply cut inside the block keeps the
+    calls closed before the cut; the one being written is cut."""
+    role: BlockRole = BlockRole.CALLS
+    implied: str = ""
+    """Head text the opener stands for (a Harmony reply opening with its recipient)."""
+    balanced: bool = False
+    """The end of the first bracketed value in it ends it (the format writes no closer)."""
+    raw: str = GEMMA_QUOTE
+    inert: tuple[str, ...] = ()
+    """Literals that begin with a bracket but open no value (see ``Lexer``)."""
+    turn: Callable[[Block, str], Block] | None = None
+    """What the block is once its head is read (a Harmony message is a call only ``to=`` one)."""
+
+    def lexer(self) -> Lexer:
+        """A fresh lexer for this block's body."""
+        return Lexer(
+            (*self.closers, *self.reopen),
+            strings=self.strings,
+            values=self.values,
+            again=self.again,
+            balanced=self.balanced,
+            raw=self.raw,
+            inert=self.inert,
+        )
+
+    def after_head(self, head: str) -> Block:
+        """The block as its head makes it (``turn``)."""
+        return self if self.turn is None else self.turn(self, head)
