@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from conchcheck.core.words import invocations, lists, markup, sections
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
+from conchcheck.core.words import invocations, lists, markup, sections, wrappers
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall
 from conchcheck.core.words.framing import Block as Block
 from conchcheck.core.words.framing import BlockRole as BlockRole
 from conchcheck.core.words.framing import Read
@@ -317,27 +317,9 @@ REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>")
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 
 FENCE = "```"
-HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
+HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), sift=wrappers.fence_calls)
 """A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
 PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
 HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
 """The info strings of the fences that are held."""
-
-
-def fence_calls(
-    reader: Reader, info: str, body: str, *, cut_off: bool
-) -> tuple[list[WordsCall], str]:
-    """A held fence's calls, and its words: a ``tool…`` fence always holds a call, a JSON one
-    only when it names an offered tool; any other is words after all."""
-    raw = f"{FENCE}{info}\n{body}{FENCE}"
-    if info.strip().lower().startswith("tool"):
-        form = CallForm.TOOL_CALL_FENCE
-    elif names_offered_tool(body, reader.tools):
-        form = CallForm.FENCE
-    elif lists.is_cohere_action(body, reader.tools):
-        # Command R+ writes "Action:" and its list in a json fence (its tool_use template).
-        return lists.cohere(reader, body.rstrip("`"), raw, cut_off=cut_off), ""
-    else:
-        return [], raw
-    return reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), ""

@@ -14,6 +14,9 @@ from conchcheck.core.words.values import Values
 
 Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
 """(reader, head, body, raw, cut_off) -> the block's calls."""
+Sift = Callable[[Reader, str, str, str, str, bool], tuple[list[WordsCall], str]]
+"""(reader, opener, head, body, closer, cut_off) -> the block's calls, and its words (a
+block that holds no call is words after all)."""
 
 
 class BlockRole(str, Enum):
@@ -55,6 +58,8 @@ class Block:
     raw: str = GEMMA_QUOTE
     inert: tuple[str, ...] = ()
     """Literals that begin with a bracket but open no value (see ``Lexer``)."""
+    sift: Sift | None = None
+    """Reads a block that may hold no call (then it is words), in place of ``read``."""
     turn: Callable[[Block, str], Block] | None = None
     """What the block is once its head is read (a Harmony message is a call only ``to=`` one)."""
 

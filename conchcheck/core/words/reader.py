@@ -24,7 +24,6 @@ from conchcheck.core.words.blocks import (
     REASONING_ENDS,
     Block,
     BlockRole,
-    fence_calls,
 )
 from conchcheck.core.words.forms import Reader, WordsCall, WordsReading, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
@@ -342,8 +341,8 @@ class WordsReader:
         """A block ended (``closer`` empty when nothing closed it): read it, then words."""
         block = self._block
         assert block is not None
-        if block is HELD_FENCE:
-            calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
+        if block.sift is not None:
+            calls, words = block.sift(self._reader, self._opener, self._head, body, closer, cut_off)
             self._calls += calls
             out.append(words)
         elif block.role is BlockRole.RESPONSE:
