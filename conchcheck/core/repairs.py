@@ -29,3 +29,17 @@ class Repair(str, Enum):
     EMPTY = "empty"
     # Produced by conchcheck.core.words: Llama 3 names the arguments "parameters".
     PARAMETERS_KEY = "parameters_key"
+    # Produced by conchcheck.core.words: the wrappers llama.cpp's Hermes 2 Pro parser takes
+    # around a JSON call, "common 'good bad' outputs" in its grammar's words (common/chat.cpp
+    # @85c9a504, common/chat-parser.cpp @05e5139a; docs/research/call-formats-step3-xlam-phi4-
+    # cohere-functiongemma-claude-react-mistral.md, section 9). mismatched_closer: a wrapper
+    # ended by another tag's closer or by none, where that parser loses the call.
+    WRAPPER_TOOL = "wrapper_tool"
+    WRAPPER_TOOLS = "wrapper_tools"
+    WRAPPER_RESPONSE = "wrapper_response"
+    WRAPPER_JSON = "wrapper_json"
+    WRAPPER_XML = "wrapper_xml"
+    WRAPPER_FUNCTION_CALL = "wrapper_function_call"
+    FENCE_XML = "fence_xml"
+    FUNCTION_ATTRIBUTE = "function_attribute"
+    MISMATCHED_CLOSER = "mismatched_closer"

@@ -193,6 +193,37 @@ BLOCKS: tuple[Block, ...] = (
         Block(o, f, _framed(r), (c,), strings=False, values=(v,), again=(c,), calls_close=True)
         for o, c, f, r, v in invocations.SECTIONS
     ),
+    # llama.cpp's lenient wrappers, each a call only when it holds one naming an offered tool
+    # (wrappers): the head is the space before the "{" of the call's JSON.
+    *(
+        Block(
+            tag,
+            CallForm.TOOL_CALL,
+            None,
+            wrappers.CLOSERS,
+            wrappers.REOPEN,
+            head_end="{",
+            head_limit=200,
+            head_shape=wrappers.TAG_HEAD,
+            depth=1,
+            role=BlockRole.WRAPPER,
+            sift=wrappers.tag_calls,
+        )
+        for tag in wrappers.TAGS
+    ),
+    Block(
+        wrappers.FUNCTION,
+        CallForm.FUNCTION_TAG,
+        None,
+        ("</function>",),
+        wrappers.REOPEN,
+        head_end="{",
+        head_limit=420,
+        head_shape=wrappers.FUNCTION_HEAD,
+        depth=1,
+        role=BlockRole.WRAPPER,
+        sift=wrappers.function_calls,
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -317,9 +348,11 @@ REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>")
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 
 FENCE = "```"
-HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), sift=wrappers.fence_calls)
+HELD_FENCE = Block(
+    FENCE, CallForm.FENCE, None, (FENCE,), role=BlockRole.WRAPPER, sift=wrappers.fence_calls
+)
 """A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
 PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
-HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
+HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool", "xml"})
 """The info strings of the fences that are held."""

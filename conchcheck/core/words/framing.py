@@ -4,6 +4,7 @@ what reads it, and its role (``blocks`` lists every family's).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -28,6 +29,9 @@ class BlockRole(str, Enum):
     """Shown as it comes; never read for calls."""
     RESPONSE = "response"
     """A tool result the model wrote itself: dropped, never believed."""
+    WRAPPER = "wrapper"
+    """Held until it ends: a call when it holds one naming an offered tool, otherwise words as
+    written (a code fence, or a tag a person may write in prose too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,9 @@ class Block:
     """Markers that end an unclosed block and open the next one."""
     head_end: str | None = None
     head_limit: int = 0
+    head_shape: re.Pattern[str] | None = None
+    """What the head may hold so far, or the opener is words (by default: no newline, no second
+    opener, and no tag in a name that ``>`` ends)."""
     strings: bool = True
     values: tuple[Values, ...] = ()
     again: tuple[str, ...] = ()
@@ -58,6 +65,8 @@ class Block:
     raw: str = GEMMA_QUOTE
     inert: tuple[str, ...] = ()
     """Literals that begin with a bracket but open no value (see ``Lexer``)."""
+    depth: int = 0
+    """Brackets open when the body begins (a head that ends with the ``{`` of its JSON)."""
     sift: Sift | None = None
     """Reads a block that may hold no call (then it is words), in place of ``read``."""
     turn: Callable[[Block, str], Block] | None = None
@@ -73,7 +82,14 @@ class Block:
             balanced=self.balanced,
             raw=self.raw,
             inert=self.inert,
+            depth=self.depth,
         )
+
+    def broken_head(self, seen: str, opener: str) -> bool:
+        """Whether ``seen``, the head read so far, is none of this block's: its opener is words."""
+        if self.head_shape is not None:
+            return self.head_shape.fullmatch(seen) is None
+        return "\n" in seen or opener in seen or (self.head_end == ">" and "<" in seen)
 
     def after_head(self, head: str) -> Block:
         """The block as its head makes it (``turn``)."""

@@ -77,7 +77,8 @@ class Lexer:
     end the block (an unclosed value before the next call). ``balanced``: the end of the first
     bracketed value ends the block too, reported as the empty marker just after it (formats
     with no closer: Granite 3's ``<|tool_call|>[…]``). ``inert``: literals read as nothing
-    (Mistral's ``[ARGS]``, which is no list).
+    (Mistral's ``[ARGS]``, which is no list). ``depth``: brackets opened before the text (a
+    block whose opener or head ends with the ``{`` of its JSON).
     """
 
     def __init__(
@@ -90,6 +91,7 @@ class Lexer:
         balanced: bool = False,
         raw: str = GEMMA_QUOTE,
         inert: tuple[str, ...] = (),
+        depth: int = 0,
     ) -> None:
         self.markers = markers
         self.values = values
@@ -106,7 +108,7 @@ class Lexer:
         self._value_re: re.Pattern[str] | None = None
         self._in = _In.CODE
         self._quote = ""
-        self._depth = 0
+        self._depth = depth
         self._carry = ""
         self._offset = 0  # characters fed so far
         self.spans: list[tuple[str, int, int]] = []

@@ -286,8 +286,7 @@ class WordsReader:
         stop = min(len(text), pos + block.head_limit + len(block.head_end))
         end = text.find(block.head_end, pos, stop)
         seen = text[pos : end if end >= 0 else stop]
-        # A head holds no newline and no second opener; a function name holds no tag.
-        broken = "\n" in seen or self._opener in seen or (block.head_end == ">" and "<" in seen)
+        broken = block.broken_head(seen, self._opener)
         if end < 0 and not broken and stop == len(text):
             self._pending = text[pos:]  # the head goes on in the next chunk
             return len(text)
