@@ -42,6 +42,8 @@ OPENERS = [
     '<｜tool_calls_begin｜><steptml:invoke name="x">', "<tool_calls><tool_call>x<tool_sep>",
     # closers with no opener, each dropped (and counted) where it stands
     "</tool_call>", "x<|eot_id|>",
+    # llama.cpp's lenient wrappers: a tag in prose, one opened on a "{" and never closed
+    "<tool>", "<json>{", '<function name="x">{', "```xml\n<tool>{",
 ]  # fmt: skip
 
 

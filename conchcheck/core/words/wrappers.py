@@ -140,6 +140,8 @@ def _wrapped(
     """The calls in a wrapper's ``text``, one JSON value from its ``{``, or None when it holds
     no call to an offered tool (the wrapper is words then). ``cut_off``: the reply was cut
     before the wrapper closed, so a call in it is cut, never mended."""
+    if '"' not in text and "'" not in text:
+        return None  # no name in quotes, so no call: "<json>{" in prose costs no JSON read
     found = Lexer((), balanced=True).find(text)
     end = len(text) if found is None else found[0]
     if text[end:].strip() or not names_offered_tool(text[:end], reader.tools):
