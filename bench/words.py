@@ -44,6 +44,8 @@ OPENERS = [
     "</tool_call>", "x<|eot_id|>",
     # llama.cpp's lenient wrappers: a tag in prose, one opened on a "{" and never closed
     "<tool>", "<json>{", '<function name="x">{', "```xml\n<tool>{",
+    # a call's JSON after words: never closed (an object, a list), many that are no call, code
+    'x {"name"', 'x [{"name": 1}', 'x {"name": "x"} ', "x {\n  ",
 ]  # fmt: skip
 
 

@@ -197,6 +197,51 @@ def test_a_cut_reply_with_no_call_shows_the_same_words(
     assert (reading.text, calls_of(reading)) == (text, calls)
 
 
+# A call's JSON after words: llama.cpp's Hermes 2 Pro parser finds '{"name"' anywhere in the
+# reply. Read by the rule for a reply that is only JSON (call-shaped, naming an offered tool);
+# its "{" (or a list's "[") waits for what follows it, so code and prose with braces pass.
+PRETTY = '{\n  "name": "get_weather",\n  "arguments": {"city": "Oslo", "days": 1}\n}'
+CASES += [
+    pytest.param(f"I will call it now. {CALL}", "I will call it now. ", [weather("bare_json")],
+                 id="generic-prose-then-json-call"),
+    pytest.param(f"Calling:{CALL} Done.", "Calling: Done.", [weather("bare_json")],
+                 id="prose-then-json-call-then-words"),
+    pytest.param(f"Here:\n{PRETTY}", "Here:\n", [weather("bare_json")],
+                 id="prose-then-indented-json-call"),
+    pytest.param(f"Both: [{CALL}, {CALL}]", "Both: ", [weather("bare_json"), weather("bare_json")],
+                 id="prose-then-a-list-of-calls"),
+    pytest.param(f"Both:\n[\n  {PRETTY}\n]", "Both:\n", [weather("bare_json")],
+                 id="prose-then-an-indented-list"),
+    pytest.param(f"One {CALL} and two {CALL}.", "One  and two .",
+                 [weather("bare_json"), weather("bare_json")], id="prose-with-two-json-calls"),
+    pytest.param("Sure. " + WRITE % '</tool_call>{\\"name\\": \\"x\\"} [TOOL_CALLS]', "Sure. ",
+                 [written('</tool_call>{"name": "x"} [TOOL_CALLS]', "bare_json")],
+                 id="prose-then-json-markers-inside-a-string"),
+    pytest.param('Try {"name": "get_weather", "arguments": {"city": "Oslo", "days": 1}', "Try ",
+                 [weather("bare_json", "unclosed")], id="prose-then-json-never-closed-mended"),
+    # Run `{…}` in a sentence is a call too, as llama.cpp reads it: nothing marks it as code.
+    pytest.param(f"Run `{CALL}`.", "Run ``.", [weather("bare_json")],
+                 id="json-call-in-inline-code-is-a-call"),
+    pytest.param('Send {"name": "Bob", "age": 3} as input.',
+                 'Send {"name": "Bob", "age": 3} as input.', [], id="prose-json-no-call-is-words"),
+    pytest.param('Use {"name": "get_weather"} here.', 'Use {"name": "get_weather"} here.', [],
+                 id="prose-json-naming-a-tool-with-no-arguments-is-words"),
+    pytest.param('So {"name": "nope", "arguments": {}}.', 'So {"name": "nope", "arguments": {}}.',
+                 [], id="prose-json-naming-no-offered-tool-is-words"),
+    pytest.param('Say {"response": "hi"}.', 'Say {"response": "hi"}.', [],
+                 id="prose-then-response-object-is-words"),
+    pytest.param("if (x) {\n  y({\"a\": [1]});\n} [ ] {  }", "if (x) {\n  y({\"a\": [1]});\n} [ ] {  }",
+                 [], id="code-with-braces-is-words"),
+    pytest.param(f"```python\nx = {CALL}\n```", f"```python\nx = {CALL}\n```", [],
+                 id="json-call-in-a-code-fence-stays-code"),
+    pytest.param(f"<think>{CALL}</think>ok", f"<think>{CALL}</think>ok", [],
+                 id="json-call-in-reasoning-is-no-call"),
+    # llama.cpp's Generic format answers in words as {"response": "…"} (its L1 parser).
+    pytest.param('{"response": "It is sunny in Oslo."}', "It is sunny in Oslo.", [],
+                 id="generic-response-object-is-text"),
+]  # fmt: skip
+
+
 CUT_OFF = fails("Your tool call was cut off before it ended, so it was not run.")
 
 
@@ -221,6 +266,11 @@ CUT_READS = [
                  id="cut-inside-a-function-name-is-words"),
     pytest.param(f"```xml\n<tool_call>\n{CALL[:-5]}", "", [cut("tool_call")],
                  id="cut-inside-a-fenced-call"),
+    pytest.param('Now {"name": "get_weather", "arguments": {"city": "Os', "Now ",
+                 [cut("bare_json")], id="cut-inside-json-after-words"),
+    pytest.param('See {"name": "Bob", "ag', 'See {"name": "Bob", "ag', [],
+                 id="cut-inside-json-after-words-no-call-is-words"),
+    pytest.param("Look {", "Look {", [], id="cut-after-a-brace-is-words"),
 ]  # fmt: skip
 
 
@@ -252,6 +302,9 @@ CUT = [
         ("function-name-attribute-closer-inside-a-string", '"}'),
         ("generic-xml-fence-around-tool-call", "1}}"),
         ("bare-fence-around-a-wrapper-with-another-closer", "1}}"),
+        ("generic-prose-then-json-call", "1}}"),
+        ("prose-then-a-list-of-calls", "1}}"),
+        ("prose-then-json-markers-inside-a-string", '"}}'),
     ]
 ]
 

@@ -224,6 +224,21 @@ BLOCKS: tuple[Block, ...] = (
         role=BlockRole.WRAPPER,
         sift=wrappers.function_calls,
     ),
+    # A call's JSON after words: its "{" or "[" opens it and the value's own end ends it.
+    *(
+        Block(
+            opener,
+            CallForm.BARE_JSON,
+            None,
+            (),
+            wrappers.REOPEN,
+            depth=1,
+            balanced=True,
+            role=BlockRole.WRAPPER,
+            sift=wrappers.bare_calls,
+        )
+        for opener in wrappers.BARE
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(

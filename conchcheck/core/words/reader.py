@@ -126,7 +126,7 @@ class WordsReader:
         if self._plain:
             if text in SAFE:
                 return text
-            if "<" not in text and "[" not in text and "`" not in text:
+            if "<" not in text and "[" not in text and "`" not in text and "{" not in text:
                 if len(SAFE) < KEPT and len(text) <= TOKEN:
                     SAFE.add(text)  # while there is room (KEPT)
                 return text

@@ -2,8 +2,8 @@
 them (``common_chat_parse_hermes_2_pro``, common/chat-parser.cpp @05e5139a; docs/research/
 call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mistral.md, section 9): the tags
 ``<tool>``, ``<tools>``, ``<response>``, ``<json>``, ``<xml>``, ``<JSON>`` and
-``<function_call>`` around a call's JSON, ``<function name="f">{…}</function>``, and a code
-fence (```` ```xml ```` too) around a call or a wrapped one.
+``<function_call>`` around a call's JSON, ``<function name="f">{…}</function>``, a code
+fence (```` ```xml ```` too) around a call or a wrapped one, and a call's JSON after words.
 
 Each is held until it ends, and is a call only when it holds one naming an offered tool;
 otherwise it is words, exactly as written (the tags are words a person writes about HTML or
@@ -43,6 +43,17 @@ TAG_HEAD = re.compile(r"\s*")
 ``\\s*\\{``), so a tag in prose is words at once and nothing is held."""
 FUNCTION_HEAD = re.compile(r'[^"<>\n]{0,200}(?:"(?:>\s{0,200})?)?')
 """``<function name="`` then a name, ``">`` and space, up to the ``{`` of the arguments."""
+# A call's JSON after words: llama.cpp's opener regex searches the whole reply for
+# '\s*\{\s*"name"'. The "{" (or the "[" of a list of calls) is the marker, and what must
+# follow it is looked ahead for, with the space bounded so a marker fits in markers.LONGEST.
+_NAME = r'"name"'
+_NAME_PART = '(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?'
+_OBJECT_PART = r"\{\s{0,12}" + _NAME_PART
+BARE = {"{": r"\{(?=\s{0,12}" + _NAME + ")", "[": r"\[(?=\s{0,6}\{\s{0,12}" + _NAME + ")"}
+"""Where a call's JSON after words opens: the opener, and a regex that finds it."""
+BARE_PARTS = (_OBJECT_PART, r"\[\s{0,6}(?:" + _OBJECT_PART + ")?")
+"""Regexes for any start of one of ``BARE``'s openers with what must follow it, so code's
+"{" and "{\n  if" pass at once and only one that may yet be a call waits."""
 _FUNCTION_NAME = re.compile(r'([^"<>\n]{1,200})">\s*')
 _FENCED = re.compile(r"\s*(" + "|".join(map(re.escape, (HERMES, *TAGS))) + r")\s*(?=\{)")
 
@@ -111,6 +122,19 @@ def fence_calls(
     else:
         return [], raw
     return _repaired(reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), *fence), ""
+
+
+def bare_calls(
+    reader: Reader, opener: str, head: str, body: str, closer: str, cut_off: bool
+) -> tuple[list[WordsCall], str]:
+    """A call's JSON after words (``BARE``), and its words: calls only by ``Reader.whole``'s
+    rule (call-shaped, naming an offered tool), as if it were the whole reply."""
+    raw = opener + body
+    if cut_off:  # the reply ended inside the value
+        named = names_offered_tool(raw, reader.tools)
+        return ([cut_call(CallForm.BARE_JSON, raw)], "") if named else ([], raw)
+    calls, words = reader.whole(raw, cut_off=False)
+    return (calls, "") if calls and not words else ([], raw)
 
 
 def _fenced(
