@@ -200,6 +200,11 @@ def test_a_cut_reply_with_no_call_shows_the_same_words(
 # A call's JSON after words: llama.cpp's Hermes 2 Pro parser finds '{"name"' anywhere in the
 # reply. Read by the rule for a reply that is only JSON (call-shaped, naming an offered tool);
 # its "{" (or a list's "[") waits for what follows it, so code and prose with braces pass.
+GENERIC_TWO = (
+    '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo", "days": 1}, "id": '
+    '"c001"}, {"name": "get_weather", "arguments": {"city": "Rome", "days": 2}, "id": "c002"}]}'
+)
+ROME: Call = ("generic", "get_weather", {"city": "Rome", "days": 2}, [], None)
 PRETTY = '{\n  "name": "get_weather",\n  "arguments": {"city": "Oslo", "days": 1}\n}'
 CASES += [
     pytest.param(f"I will call it now. {CALL}", "I will call it now. ", [weather("bare_json")],
@@ -239,6 +244,7 @@ CASES += [
     # llama.cpp's Generic format answers in words as {"response": "…"} (its L1 parser).
     pytest.param('{"response": "It is sunny in Oslo."}', "It is sunny in Oslo.", [],
                  id="generic-response-object-is-text"),
+    pytest.param(GENERIC_TWO, "", [weather("generic"), ROME], id="generic-tool-calls-object"),
 ]  # fmt: skip
 
 
@@ -271,6 +277,14 @@ CUT_READS = [
     pytest.param('See {"name": "Bob", "ag', 'See {"name": "Bob", "ag', [],
                  id="cut-inside-json-after-words-no-call-is-words"),
     pytest.param("Look {", "Look {", [], id="cut-after-a-brace-is-words"),
+    # llama.cpp's Generic list cut in its second call keeps the first, closed before the cut.
+    pytest.param(GENERIC_TWO[: GENERIC_TWO.index("Rome") + 2], "",
+                 [weather("generic"), cut("generic")],
+                 id="generic-tool-calls-object-with-cut-second-call"),
+    pytest.param(GENERIC_TWO[: GENERIC_TWO.index("Oslo") + 2], "", [cut("generic")],
+                 id="generic-tool-calls-object-cut-in-its-first-call"),
+    pytest.param(GENERIC_TWO[: GENERIC_TWO.index('"c001"}') + 9], "", [weather("generic")],
+                 id="generic-tool-calls-object-cut-after-a-call"),
 ]  # fmt: skip
 
 
@@ -305,6 +319,7 @@ CUT = [
         ("generic-prose-then-json-call", "1}}"),
         ("prose-then-a-list-of-calls", "1}}"),
         ("prose-then-json-markers-inside-a-string", '"}}'),
+        ("generic-tool-calls-object", "2}"),
     ]
 ]
 
