@@ -272,6 +272,8 @@ CUT_READS = [
                  id="cut-inside-a-function-name-is-words"),
     pytest.param(f"```xml\n<tool_call>\n{CALL[:-5]}", "", [cut("tool_call")],
                  id="cut-inside-a-fenced-call"),
+    pytest.param(f"```xml\n<tool_call>{CALL}</tool_call>\n", "", [weather("tool_call", "fence_xml")],
+                 id="cut-after-a-fenced-call-closed"),
     pytest.param('Now {"name": "get_weather", "arguments": {"city": "Os', "Now ",
                  [cut("bare_json")], id="cut-inside-json-after-words"),
     pytest.param('See {"name": "Bob", "ag', 'See {"name": "Bob", "ag', [],

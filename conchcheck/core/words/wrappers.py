@@ -52,8 +52,8 @@ _OBJECT_PART = r"\{\s{0,12}" + _NAME_PART
 BARE = {"{": r"\{(?=\s{0,12}" + _NAME + ")", "[": r"\[(?=\s{0,6}\{\s{0,12}" + _NAME + ")"}
 """Where a call's JSON after words opens: the opener, and a regex that finds it."""
 BARE_PARTS = (_OBJECT_PART, r"\[\s{0,6}(?:" + _OBJECT_PART + ")?")
-"""Regexes for any start of one of ``BARE``'s openers with what must follow it, so code's
-"{" and "{\n  if" pass at once and only one that may yet be a call waits."""
+"""Regexes for any start of one of ``BARE``'s openers with what must follow it: a "{" that
+code follows passes at once, and only one that may yet be a call waits."""
 _FUNCTION_NAME = re.compile(r'([^"<>\n]{1,200})">\s*')
 _FENCED = re.compile(r"\s*(" + "|".join(map(re.escape, (HERMES, *TAGS))) + r")\s*(?=\{)")
 
@@ -108,8 +108,8 @@ def fence_calls(
     kind = info.strip().lower()
     # llama.cpp's opener regex takes ```, ```json and ```xml before a wrapper; ```xml around
     # JSON is a slip of its own, named.
-    fence = (Repair.FENCE_XML,) if kind == "xml" else ()
-    wrapped = _fenced(reader, body, raw, (fence or (Repair.FENCE,)), cut_off=cut_off)
+    xml = (Repair.FENCE_XML,) if kind == "xml" else ()
+    wrapped = _fenced(reader, body, raw, xml or (Repair.FENCE,), cut_off=cut_off)
     if wrapped is not None:
         return wrapped, ""
     if kind.startswith("tool"):
@@ -121,7 +121,7 @@ def fence_calls(
         return lists.cohere(reader, body.rstrip("`"), raw, cut_off=cut_off), ""
     else:
         return [], raw
-    return _repaired(reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), *fence), ""
+    return _repaired(reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), *xml), ""
 
 
 def bare_calls(
@@ -150,7 +150,8 @@ def _fenced(
     end = len(rest) if found is None else found[0]
     if rest[end + len(closer) :].strip():
         return None
-    calls = _wrapped(reader, rest[:end], raw, CallForm.TOOL_CALL, cut_off=cut_off)
+    # A wrapper closed inside a fence the cut left open is whole: the cut came after it.
+    calls = _wrapped(reader, rest[:end], raw, CallForm.TOOL_CALL, cut_off=cut_off and not closer)
     if calls is None:
         return None
     wrapper = (TAGS[tag],) if tag in TAGS else ()
