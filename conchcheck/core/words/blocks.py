@@ -3,9 +3,10 @@
 One row per family framing (DESIGN.md rule 6): Hermes/Qwen/GLM ``<tool_call>``, Llama and
 Qwen3-Coder ``<function=``, Llama 3 ``<|python_tag|>``, Llama 4 ``<|python_start|>``, Mistral
 ``[TOOL_CALLS]``, DeepSeek V3/V3.1 and V3.2 sections, Kimi K2 sections, gpt-oss Harmony
-messages, Gemma 4 ``<|tool_call>``, Kimi K3 tools channels; then the blocks that are never
-calls: reasoning (``<think>``, ``[THINK]``, Gemma 4 and Kimi K3 channels) and a
-``<tool_response>`` the model wrote itself.
+messages, Gemma 4 ``<|tool_call>``, Kimi K3 tools channels; llama.cpp's lenient wrappers and
+a call's JSON after words (``wrappers``), calls only when they name an offered tool; then the
+blocks that are never calls: reasoning (``<think>``, ``[THINK]``, Gemma 4 and Kimi K3
+channels) and a ``<tool_response>`` the model wrote itself.
 """
 
 from __future__ import annotations
@@ -366,7 +367,7 @@ FENCE = "```"
 HELD_FENCE = Block(
     FENCE, CallForm.FENCE, None, (FENCE,), role=BlockRole.WRAPPER, sift=wrappers.fence_calls
 )
-"""A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
+"""A code fence that may hold a call: held until it ends, then read (``wrappers.fence_calls``)."""
 PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
 HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool", "xml"})

@@ -66,7 +66,7 @@ class Block:
     inert: tuple[str, ...] = ()
     """Literals that begin with a bracket but open no value (see ``Lexer``)."""
     depth: int = 0
-    """Brackets open when the body begins (a head that ends with the ``{`` of its JSON)."""
+    """Brackets open when the body begins (its opener or head ends with a JSON value's ``{``)."""
     sift: Sift | None = None
     """Reads a block that may hold no call (then it is words), in place of ``read``."""
     turn: Callable[[Block, str], Block] | None = None

@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any
 
 from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, Block
-from conchcheck.core.words.wrappers import BARE, BARE_PARTS
+from conchcheck.core.words.wrappers import BARE, BARE_PARTS, BARE_REACH
 
 
 def trie(words: Iterable[str], *, prefixes: bool = False, extra: Iterable[str] = ()) -> str:
@@ -83,7 +83,7 @@ MARKER_RE = re.compile(trie(MARKERS, extra=BARE.values()))
 _PART_RE = re.compile(trie(MARKERS, prefixes=True, extra=BARE_PARTS) + r"\Z")
 LONGEST = max(len(m) for m in MARKERS)
 assert {m[0] for m in MARKERS} | set(BARE) <= set("<[`{"), "the reader's fast path knows these"
-assert 1 + 6 + 1 + 12 + len('"name"') <= LONGEST, "a call's JSON opener fits in a partial's reach"
+assert BARE_REACH <= LONGEST, "a call's JSON after words begins within a partial's reach"
 
 
 def _maybe_pattern(markers: Iterable[str]) -> str:
@@ -126,7 +126,7 @@ WAIT: tuple[str, ...] = ()
 
 def shown(delta: str) -> tuple[str, ...]:
     """``delta`` cut in two: the words that can be shown now and the end that waits for the
-    next delta to decide (a "<" or "`" that may begin a marker, or nothing); ``WAIT`` when a
+    next delta to decide (a "<", "{" or "`" that may begin a marker, or nothing); ``WAIT`` when a
     marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
     match = None
     if "<" in delta or "[" in delta or "`" in delta or "{" in delta:

@@ -46,14 +46,21 @@ FUNCTION_HEAD = re.compile(r'[^"<>\n]{0,200}(?:"(?:>\s{0,200})?)?')
 # A call's JSON after words: llama.cpp's opener regex searches the whole reply for
 # '\s*\{\s*"name"'. The "{" (or the "[" of a list of calls) is the marker, and what must
 # follow it is looked ahead for, with the space bounded so a marker fits in markers.LONGEST.
-_NAME = r'"name"'
+_NAME = '"name"'
+_SPACE = 12
+"""Space allowed between a "{" and its "name" (and 6 between a list's "[" and its "{")."""
 _NAME_PART = '(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?'
-_OBJECT_PART = r"\{\s{0,12}" + _NAME_PART
-BARE = {"{": r"\{(?=\s{0,12}" + _NAME + ")", "[": r"\[(?=\s{0,6}\{\s{0,12}" + _NAME + ")"}
+_OBJECT_PART = rf"\{{\s{{0,{_SPACE}}}" + _NAME_PART
+BARE = {
+    "{": rf"\{{(?=\s{{0,{_SPACE}}}{_NAME})",
+    "[": rf"\[(?=\s{{0,{_SPACE // 2}}}\{{\s{{0,{_SPACE}}}{_NAME})",
+}
 """Where a call's JSON after words opens: the opener, and a regex that finds it."""
-BARE_PARTS = (_OBJECT_PART, r"\[\s{0,6}(?:" + _OBJECT_PART + ")?")
+BARE_PARTS = (_OBJECT_PART, rf"\[\s{{0,{_SPACE // 2}}}(?:{_OBJECT_PART})?")
 """Regexes for any start of one of ``BARE``'s openers with what must follow it: a "{" that
 code follows passes at once, and only one that may yet be a call waits."""
+BARE_REACH = 1 + _SPACE // 2 + 1 + _SPACE + len(_NAME)
+"""The most characters one of ``BARE``'s openers and what must follow it take."""
 _FUNCTION_NAME = re.compile(r'([^"<>\n]{1,200})">\s*')
 _FENCED = re.compile(r"\s*(" + "|".join(map(re.escape, (HERMES, *TAGS))) + r")\s*(?=\{)")
 
