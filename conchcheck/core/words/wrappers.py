@@ -38,9 +38,10 @@ CLOSERS = tuple(f"</{tag[1:]}" for tag in (HERMES, *TAGS))
 """What ends a wrapper: its own closer, or another's (then ``MISMATCHED_CLOSER``)."""
 REOPEN = (HERMES, *TAGS, FUNCTION, "<function=")
 """Openers that end a wrapper never closed: the next call begins there."""
-TAG_HEAD = re.compile(r"\s*")
-"""Between a tag and the ``{`` of its JSON, which ends the head: space only (the regex's
-``\\s*\\{``), so a tag in prose is words at once and nothing is held."""
+TAG_HEAD = re.compile(r"\s*(?:\[\s*)?")
+"""Between a tag and the ``{`` of its JSON, which ends the head: space (the regex's
+``\\s*\\{``), or a list's ``[`` (a list of calls, which llama.cpp doesn't take), so a tag in
+prose is words at once and nothing is held."""
 FUNCTION_HEAD = re.compile(r'[^"<>\n]{0,200}(?:"(?:>\s{0,200})?)?')
 """``<function name="`` then a name, ``">`` and space, up to the ``{`` of the arguments."""
 # A call's JSON after words: llama.cpp's opener regex searches the whole reply for
@@ -62,16 +63,16 @@ code follows passes at once, and only one that may yet be a call waits."""
 BARE_REACH = 1 + _SPACE // 2 + 1 + _SPACE + len(_NAME)
 """The most characters one of ``BARE``'s openers and what must follow it take."""
 _FUNCTION_NAME = re.compile(r'([^"<>\n]{1,200})">\s*')
-_FENCED = re.compile(r"\s*(" + "|".join(map(re.escape, (HERMES, *TAGS))) + r")\s*(?=\{)")
+_FENCED = re.compile(r"\s*(" + "|".join(map(re.escape, (HERMES, *TAGS))) + r")\s*(?=[{\[])")
 
 
 def tag_calls(
     reader: Reader, opener: str, head: str, body: str, closer: str, cut_off: bool
 ) -> tuple[list[WordsCall], str]:
-    """A wrapper tag's calls and words: ``head`` is the space before the ``{`` that begins
-    ``body``'s JSON."""
+    """A wrapper tag's calls and words: ``head`` is the space (and a list's ``[``) before the
+    ``{`` that ``body`` follows."""
     raw = f"{opener}{head}{{{body}{closer}"
-    calls = _wrapped(reader, "{" + body, raw, CallForm.TOOL_CALL, cut_off=cut_off)
+    calls = _wrapped(reader, f"{head.lstrip()}{{{body}", raw, CallForm.TOOL_CALL, cut_off=cut_off)
     if calls is None:
         return [], raw
     mismatched = (Repair.MISMATCHED_CLOSER,) if closer != f"</{opener[1:]}" else ()
