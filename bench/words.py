@@ -46,6 +46,10 @@ OPENERS = [
     "a [remember(fact=1)] ", "a [f(", "<think><tool_call>remember<arg_key>",
     "<think><|tool_calls_section_begin|><|tool_call_begin|>",
     "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"x\">]<]minimax[>[<a>", "x]",
+    # llama.cpp's lenient wrappers: a tag in prose, one opened on a "{" and never closed
+    "<tool>", "<json>{", '<function name="x">{', "```xml\n<tool>{",
+    # a call's JSON after words: never closed (an object, a list), many that are no call, code
+    'x {"name"', 'x [{"name": 1}', 'x {"name": "x"} ', "x {\n  ",
 ]  # fmt: skip
 
 

@@ -489,12 +489,13 @@ CASES += [
          ("phi4_mini", "write_file", {"path": "t.md", "content": "- [x] done"}, None)],
         id="phi4-functools-list-bracket-in-a-string-words-after",
     ),
-    # Read only where it opens the reply: "functools" begins with no markup character, and
-    # words already shown can't be taken back (llama.cpp reads " functools[" after words).
+    # Phi-4's form only where it opens the reply: "functools" begins with no markup character,
+    # and words already shown can't be taken back (llama.cpp reads " functools[" after words).
+    # After words, its list is a call's JSON after words all the same (bare_json).
     pytest.param(
         'I will look. functools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
-        'I will look. functools[{"name": "get_weather", "arguments": {"city": "Oslo"}}]', [],
-        id="phi4-functools-after-words-stays-words",
+        "I will look. functools", [("bare_json", "get_weather", {"city": "Oslo"}, None)],
+        id="phi4-functools-after-words-its-list-read-as-json",
     ),
     # -- xLAM (vLLM examples/tool_chat_template_xlam_llama.jinja asks for one JSON array;
     # vLLM xlam parser): the list's own end ends it, so words after it stay words (vLLM loses

@@ -91,7 +91,12 @@ def test_words_replies_read_as_recorded(name: str) -> None:
         assert cell.reply is not None and cell.reply.text is not None and cell.reading
         cut = cell.reply.finish is Finish.LENGTH
         reading = read_calls(cell.reply.text, tools, cut_off=cut)
-        assert reading.text == cell.reading.text
+        recorded = cell.reading.text
+        if recorded.endswith("```") and not cell.reply.text.endswith("```"):
+            # Recorded when a code fence left open at the reply's end was shown closed, with
+            # three backticks the model never wrote; it is shown as written now.
+            recorded = recorded[:-3]
+        assert reading.text == recorded
         assert [(c.form.value, c.name) for c in reading.calls] == [
             (c.form, c.name) for c in cell.reading.calls
         ]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from conchcheck.core.nesting import depth_of
+from conchcheck.core.repairs import Repair as Repair
 from conchcheck.errors import ConchcheckError
 
 MAX_SIZE = 1 << 20
@@ -20,33 +20,6 @@ MAX_SIZE = 1 << 20
 
 MAX_DEPTH = 64
 """Deepest nesting of objects and lists read."""
-
-
-class Repair(str, Enum):
-    """What had to be mended or unwrapped to read a value. The values are stable codes."""
-
-    TRAILING_COMMA = "trailing_comma"
-    SINGLE_QUOTES = "single_quotes"
-    BARE_KEY = "bare_key"
-    PYTHON_LITERAL = "python_literal"
-    COMMENT = "comment"
-    FENCE = "fence"
-    UNCLOSED = "unclosed"
-    JOINED_OBJECTS = "joined_objects"
-    EXTRA_OBJECTS_DROPPED = "extra_objects_dropped"
-    MISSING_COMMA = "missing_comma"
-    EXTRA_CLOSER = "extra_closer"
-    CONTROL_CHARACTER = "control_character"
-    BAD_ESCAPE = "bad_escape"
-    NUMBER_FORMAT = "number_format"
-    # Produced by conchcheck.core.arguments, which unwraps what the reader returns as valid JSON.
-    JSON_STRING = "json_string"
-    ENVELOPE = "envelope"
-    EMPTY = "empty"
-    # Produced by conchcheck.core.words: Llama 3 names the arguments "parameters".
-    PARAMETERS_KEY = "parameters_key"
-    # Produced by conchcheck.core.words.react: a ReAct input in plain text, not JSON.
-    PLAIN_INPUT = "plain_input"
 
 
 class Unreadable(ConchcheckError, ValueError):

@@ -19,12 +19,10 @@ from conchcheck.core.words.blocks import (
     HELD_FENCE,
     HELD_FENCES,
     PASSED_FENCE,
-    PYTHONIC_LIST,
     Block,
     BlockRole,
-    fence_calls,
 )
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.lists import PHI4_OPENER
 from conchcheck.core.words.markers import ANGLE, Search, triggers
@@ -115,8 +113,7 @@ class BlockReader:
         stop = min(len(text), pos + block.head_limit + len(block.head_end))
         end = text.find(block.head_end, pos, stop)
         seen = text[pos : end if end >= 0 else stop]
-        # A head holds no newline and no second opener; a function name holds no tag.
-        broken = "\n" in seen or self._opener in seen or (block.head_end == ">" and "<" in seen)
+        broken = block.broken_head(seen, self._opener)
         if end < 0 and not broken and stop == len(text):
             self._pending = text[pos:]  # the head goes on in the next chunk
             return len(text)
@@ -173,16 +170,10 @@ class BlockReader:
         """A block ended (``closer`` empty when nothing closed it): read it, then words."""
         block = self._block
         assert block is not None
-        if block is HELD_FENCE:
-            calls, words = fence_calls(self._reader, self._head, body, cut_off=cut_off)
+        if block.sift is not None:
+            calls, words = block.sift(self._reader, self._opener, self._head, body, closer, cut_off)
             self._calls += calls
             out.append(words)
-        elif block is PYTHONIC_LIST:
-            listed = self._reader.pythonic(body)
-            if listed is None and cut_off and self._reader.pythonic_start(body):
-                listed = [cut_call(CallForm.PYTHONIC, body)]
-            self._calls += listed or ()
-            out.append("" if listed else body)
         elif block.role is BlockRole.RESPONSE:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:

@@ -3,94 +3,29 @@
 One row per family framing (DESIGN.md rule 6): Hermes/Qwen/GLM ``<tool_call>``, Llama and
 Qwen3-Coder ``<function=``, Llama 3 ``<|python_tag|>``, Llama 4 ``<|python_start|>``, Mistral
 ``[TOOL_CALLS]``, DeepSeek V3/V3.1 and V3.2 sections, Kimi K2 sections, gpt-oss Harmony
-messages, Gemma 4 ``<|tool_call>``, Kimi K3 tools channels; then the blocks that are never
-calls: reasoning (``<think>``, ``[THINK]``, Gemma 4 and Kimi K3 channels) and a
-``<tool_response>`` the model wrote itself.
+messages, Gemma 4 ``<|tool_call>``, Kimi K3 tools channels; llama.cpp's lenient wrappers and
+a call's JSON after words (``wrappers``), calls only when they name an offered tool; then the
+blocks that are never calls: reasoning (``<think>``, ``[THINK]``, Gemma 4 and Kimi K3
+channels) and a ``<tool_response>`` the model wrote itself.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 
-from conchcheck.core.words import invocations, lists, markup, namespaced, sections
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall, names_offered_tool
-from conchcheck.core.words.lexer import (
+from conchcheck.core.words import invocations, lists, markup, namespaced, sections, wrappers
+from conchcheck.core.words.forms import CallForm, Reader, WordsCall
+from conchcheck.core.words.framing import Block as Block
+from conchcheck.core.words.framing import BlockRole as BlockRole
+from conchcheck.core.words.framing import Read
+from conchcheck.core.words.values import (
     DSML41_VALUES,
     DSML_VALUES,
-    GEMMA_QUOTE,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
-    Lexer,
-    Values,
 )
-
-Read = Callable[[Reader, str, str, str, bool], list[WordsCall]]
-"""(reader, head, body, raw, cut_off) -> the block's calls."""
-
-
-class BlockRole(str, Enum):
-    """What a block is to the reader."""
-
-    CALLS = "calls"
-    """Held until it ends, then read into calls."""
-    REASONING = "reasoning"
-    """Shown as it comes; never read for calls."""
-    RESPONSE = "response"
-    """A tool result the model wrote itself: dropped, never believed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """One framing: its opener, the head after it, what ends it and what reads it."""
-
-    opener: str
-    form: CallForm
-    read: Read | None = None
-    closers: tuple[str, ...] = ()
-    reopen: tuple[str, ...] = ()
-    """Markers that end an unclosed block and open the next one."""
-    head_end: str | None = None
-    head_limit: int = 0
-    strings: bool = True
-    values: tuple[Values, ...] = ()
-    again: tuple[str, ...] = ()
-    to_end: bool = False
-    """The reply's end ends it as the format writes it (no closer exists)."""
-    calls_close: bool = False
-    """Each call inside has a closer of its own, so a reply cut inside the block keeps the
-    calls closed before the cut; the one being written is cut."""
-    role: BlockRole = BlockRole.CALLS
-    implied: str = ""
-    """Head text the opener stands for (a Harmony reply opening with its recipient)."""
-    balanced: bool = False
-    """The end of the first bracketed value in it ends it (the format writes no closer)."""
-    raw: str = GEMMA_QUOTE
-    inert: tuple[str, ...] = ()
-    """Literals that begin with a bracket but open no value (see ``Lexer``)."""
-    calls_inside: bool = False
-    """Reasoning some calls end where they open (``thinking``)."""
-
-    def lexer(self) -> Lexer:
-        """A fresh lexer for this block's body."""
-        return Lexer(
-            (*self.closers, *self.reopen),
-            strings=self.strings,
-            values=self.values,
-            again=self.again,
-            balanced=self.balanced,
-            raw=self.raw,
-            inert=self.inert,
-        )
-
-    def after_head(self, head: str) -> Block:
-        """The block as its head makes it (a Harmony message is a call only ``to=`` one)."""
-        if self.form is CallForm.HARMONY and not sections.is_harmony_call(self.implied + head):
-            return _HARMONY_TEXT
-        return self
 
 
 def _tool_call(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
@@ -121,6 +56,12 @@ def _dsml_v4(reader: Reader, text: str, raw: str, *, cut_off: bool) -> list[Word
 
 def _harmony(reader: Reader, head: str, body: str, raw: str, cut_off: bool) -> list[WordsCall]:
     return sections.harmony(reader, head, body, raw, cut_off=cut_off)
+
+
+def _harmony_turn(block: Block, head: str) -> Block:
+    # A Harmony message is a call only to= a function; any other is text (openai/harmony
+    # docs/format.md; sections.is_harmony_call).
+    return block if sections.is_harmony_call(block.implied + head) else _HARMONY_TEXT
 
 
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,199}")
@@ -262,6 +203,52 @@ BLOCKS: tuple[Block, ...] = (
         strings=False,
         calls_close=True,
     ),
+    # llama.cpp's lenient wrappers, each a call only when it holds one naming an offered tool
+    # (wrappers): the head is the space before the "{" of the call's JSON.
+    *(
+        Block(
+            tag,
+            CallForm.TOOL_CALL,
+            None,
+            wrappers.CLOSERS,
+            wrappers.REOPEN,
+            head_end="{",
+            head_limit=200,
+            head_shape=wrappers.TAG_HEAD,
+            depth=1,
+            role=BlockRole.WRAPPER,
+            sift=wrappers.tag_calls,
+        )
+        for tag in wrappers.TAGS
+    ),
+    Block(
+        wrappers.FUNCTION,
+        CallForm.FUNCTION_TAG,
+        None,
+        ("</function>",),
+        wrappers.REOPEN,
+        head_end="{",
+        head_limit=420,
+        head_shape=wrappers.FUNCTION_HEAD,
+        depth=1,
+        role=BlockRole.WRAPPER,
+        sift=wrappers.function_calls,
+    ),
+    # A call's JSON after words: its "{" or "[" opens it and the value's own end ends it.
+    *(
+        Block(
+            opener,
+            CallForm.BARE_JSON,
+            None,
+            (),
+            wrappers.REOPEN,
+            depth=1,
+            balanced=True,
+            role=BlockRole.WRAPPER,
+            sift=wrappers.bare_calls,
+        )
+        for opener in wrappers.BARE
+    ),
     # gpt-oss output starts at <|channel|> (the prompt ends "<|start|>assistant"); each later
     # message opens with <|start|> (openai/harmony docs/format.md).
     *(
@@ -274,6 +261,7 @@ BLOCKS: tuple[Block, ...] = (
             head_end="<|message|>",
             head_limit=400,
             to_end=True,
+            turn=_harmony_turn,
         )
         for opener in _HARMONY_NEXT
     ),
@@ -386,6 +374,7 @@ HARMONY_ROLE = Block(
     head_limit=400,
     to_end=True,
     implied="to=functions.",
+    turn=_harmony_turn,
 )
 """A gpt-oss reply that opens with its header's recipient (read only at a reply's start)."""
 CALL_MARKERS: tuple[str, ...] = (
@@ -399,30 +388,16 @@ REASONING_ENDS = ("</think>", "[/THINK]", "<channel|>", "</seed:think>", "</mm:t
 reasoning (Qwen3 and DeepSeek templates put ``<think>`` in the prompt)."""
 
 FENCE = "```"
-HELD_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,))
-"""A code fence that may hold a call: held until it ends, then read (``fence_calls``)."""
+HELD_FENCE = Block(
+    FENCE, CallForm.FENCE, None, (FENCE,), role=BlockRole.WRAPPER, sift=wrappers.fence_calls
+)
+"""A code fence that may hold a call: held until it ends, then read (``wrappers.fence_calls``)."""
 PASSED_FENCE = Block(FENCE, CallForm.FENCE, None, (FENCE,), strings=False, role=BlockRole.REASONING)
 """Any other code fence: shown as it comes, never read for calls."""
-PYTHONIC_LIST = Block("", CallForm.PYTHONIC, balanced=True)
+PYTHONIC_LIST = Block(
+    "", CallForm.PYTHONIC, balanced=True, role=BlockRole.WRAPPER, sift=lists.pythonic_calls
+)
 """A pythonic list after words (``markers.PYTHONIC``): its own ``]`` ends it; calls naming an
-offered tool, or words as written (``BlockReader._end``)."""
-HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool"})
+offered tool, or words as written."""
+HELD_FENCES = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_use", "tool", "xml"})
 """The info strings of the fences that are held."""
-
-
-def fence_calls(
-    reader: Reader, info: str, body: str, *, cut_off: bool
-) -> tuple[list[WordsCall], str]:
-    """A held fence's calls, and its words: a ``tool…`` fence always holds a call, a JSON one
-    only when it names an offered tool; any other is words after all."""
-    raw = f"{FENCE}{info}\n{body}{FENCE}"
-    if info.strip().lower().startswith("tool"):
-        form = CallForm.TOOL_CALL_FENCE
-    elif names_offered_tool(body, reader.tools):
-        form = CallForm.FENCE
-    elif lists.is_cohere_action(body, reader.tools):
-        # Command R+ writes "Action:" and its list in a json fence (its tool_use template).
-        return lists.cohere(reader, body.rstrip("`"), raw, cut_off=cut_off), ""
-    else:
-        return [], raw
-    return reader.json_body(body.rstrip("`"), form, raw, cut_off=cut_off), ""

@@ -49,7 +49,7 @@ class CallForm(str, Enum):
     GENERIC = "generic"
     """llama.cpp's generic format: ``{"tool_call": {…}}`` or ``{"tool_calls": […]}``."""
     BARE_JSON = "bare_json"
-    """A reply that is only the call's JSON."""
+    """A call's JSON with no marker around it: the whole reply, or after words."""
     LLAMA4_PYTHONIC = "llama4_pythonic"
     """Llama 4: ``<|python_start|>[f(a=1)]<|python_end|>``."""
     DEEPSEEK_V3 = "deepseek_v3"

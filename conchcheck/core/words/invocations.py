@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
-from conchcheck.core.words.lexer import GLM_VALUES, Lexer, Values, tagged
+from conchcheck.core.words.lexer import Lexer
 from conchcheck.core.words.markup import _FUNCTION, _Invocations, exact_value, glm
+from conchcheck.core.words.values import GLM_VALUES, Values, tagged
 
 MINIMAX_BLOCK = ("<minimax:tool_call>", "</minimax:tool_call>")
 INVOKE_BLOCK = ("<function_calls>", "</function_calls>")

@@ -11,6 +11,7 @@ Hunyuan) and call-formats-step3-xlam-phi4-cohere-functiongemma-claude-react-mist
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -99,6 +100,8 @@ def whole(reader: Reader, text: str, *, cut_off: bool) -> tuple[list[WordsCall],
         end = len(text) if found is None else found[0]
         calls = reader.json_body(text[start:end], CallForm.PHI4_MINI, text[lead:end], cut_off=False)
         return calls, text[end:]
+    if cut_off and (generic := _cut_generic(reader, text, lead)) is not None:
+        return generic, ""
     calls, words = reader.whole(text, cut_off=cut_off)
     if calls and all(c.ok and Repair.EXTRA_OBJECTS_DROPPED not in c.repairs for c in calls):
         return calls, words  # one value, read whole: the common case costs no second look
@@ -151,6 +154,25 @@ def _joined(
         pos = after
 
 
+def _cut_generic(reader: Reader, text: str, lead: int) -> list[WordsCall] | None:
+    """llama.cpp's generic ``{"tool_calls": [{…}, …]`` cut inside its list: each call closed
+    before the cut, then the one being written, cut (as a section that closes each call keeps
+    them); None when the reply is not one or not cut inside it."""
+    match = _GENERIC_LIST.match(text, lead)
+    if match is None or Lexer((), balanced=True).find(text, lead) is not None:
+        return None
+    calls: list[WordsCall] = []
+    pos = match.end()
+    while text.startswith("{", pos) and (found := Lexer((), balanced=True).find(text, pos)):
+        calls += reader.json_body(text[pos : found[0]], CallForm.GENERIC, text, cut_off=False)
+        pos = _ITEM_END.match(text, found[0]).end()  # type: ignore[union-attr]
+    return [*calls, cut_call(CallForm.GENERIC, text)] if text[pos:].strip() else calls
+
+
+_GENERIC_LIST = re.compile(r'\{\s*"tool_calls"\s*:\s*\[\s*')
+_ITEM_END = re.compile(r"\s*,?\s*")
+
+
 def _separated(text: str, end: int) -> int:
     """Where the next value may start after one ending at ``end``: past the white space and
     at most one ``;`` that join two calls."""
@@ -191,3 +213,14 @@ def _json_names(text: str) -> str:
         return ast.unparse(_JsonNames().visit(tree))
     except (ValueError, RecursionError):
         return text
+
+
+def pythonic_calls(
+    reader: Reader, opener: str, head: str, body: str, closer: str, cut_off: bool
+) -> tuple[list[WordsCall], str]:
+    """A pythonic list after words (``markers.PYTHONIC``): its calls when it is a list of
+    calls naming an offered tool, a cut call when the reply was cut inside one, else words."""
+    listed = reader.pythonic(body)
+    if listed is None and cut_off and reader.pythonic_start(body):
+        listed = [cut_call(CallForm.PYTHONIC, body)]
+    return (listed, "") if listed else ([], body)

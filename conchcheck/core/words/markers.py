@@ -1,5 +1,6 @@
-"""The markers the words reader looks for (every family's block openers, code fences and
-reasoning closers) and the searches it runs for them, each in C over the text.
+"""The markers the words reader looks for (every family's block openers, code fences,
+reasoning closers and the start of a call's JSON after words) and the searches it runs for
+them, each in C over the text.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from enum import Enum
 from typing import Any
 
 from conchcheck.core.words.blocks import BY_OPENER, FENCE, HARMONY_ROLE, REASONING_ENDS, Block
+from conchcheck.core.words.wrappers import BARE, BARE_PARTS, BARE_REACH
 
 
-def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
+def trie(words: Iterable[str], *, prefixes: bool = False, extra: Iterable[str] = ()) -> str:
     """A regex for ``words`` with common starts factored out, so a search tries each
-    position once, not once per word; ``prefixes``: any start of a word instead."""
+    position once, not once per word; ``prefixes``: any start of a word instead; ``extra``:
+    more branches, each a regex that begins with a literal character. Every branch is at the
+    top, so ``re`` skips in C to where one of their first characters is."""
     root: dict[str, Any] = {}
     for word in words:
         node = root
@@ -25,6 +29,7 @@ def trie(words: Iterable[str], *, prefixes: bool = False) -> str:
 
     def emit(node: dict[str, Any], top: bool = False) -> str:
         branches = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        branches += extra if top else ()
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
@@ -72,20 +77,22 @@ counted in ``WordsReading.stray_closers``. The engines differ (only SGLang's str
 them); the rule and the closers per family are in
 docs/research/call-reading-reasoning-and-several-calls.md §4. Closers a person could write
 in prose (``</function>``, ``</parameter>``, ``</invoke>``) are left as words."""
-MARKERS = tuple(sorted((*BY_OPENER, FENCE, *REASONING_ENDS, *STRAY_CLOSERS), key=len, reverse=True))
-"""Every marker, longest first."""
+_LITERALS = (*(o for o in BY_OPENER if o not in BARE), FENCE, *REASONING_ENDS, *STRAY_CLOSERS)
+MARKERS = tuple(sorted(_LITERALS, key=len, reverse=True))
+"""Every marker written as it is, longest first (``BARE``'s are found by what follows them)."""
 _NAME = r"[A-Za-z_][\w.\-]{0,63}"
 PYTHONIC = r"\[" + _NAME + r"\("
 """A pythonic list opening with a call, ``[name(``, anywhere in the words: SGLang's pythonic
 detector reads one with prose before and after it (docs/research/call-reading-reasoning-and-
 several-calls.md §5.2). Any name matches, so the block holding it is words again unless the
 list is calls naming an offered tool (``blocks.PYTHONIC_LIST``)."""
-MARKER_RE = re.compile(trie(MARKERS) + "|" + PYTHONIC)
+MARKER_RE = re.compile(trie(MARKERS, extra=(*BARE.values(), PYTHONIC)))
 # The longest end of a text that could begin a marker, searched in its last few characters.
-_PART_RE = re.compile("(?:" + trie(MARKERS, prefixes=True) + r"|\[" + _NAME + r")\Z")
+_PART_RE = re.compile(trie(MARKERS, prefixes=True, extra=(*BARE_PARTS, r"\[" + _NAME)) + r"\Z")
 LONGEST = max(*(len(m) for m in MARKERS), 66)
 """The longest marker: a literal, or ``PYTHONIC`` with a name of 64 characters."""
-assert {m[0] for m in MARKERS} <= set("<[`]"), "the reader's fast path knows only these"
+assert {m[0] for m in MARKERS} | set(BARE) <= set("<[`{]"), "the reader's fast path knows these"
+assert BARE_REACH <= LONGEST, "a call's JSON after words begins within a partial's reach"
 
 
 def _maybe_pattern(markers: Iterable[str]) -> str:
@@ -102,7 +109,16 @@ def _maybe_pattern(markers: Iterable[str]) -> str:
     return "|".join(branches)
 
 
-MAYBE_RE = re.compile(_maybe_pattern(MARKERS) + r"|\[" + _NAME + r"(?:\(|\Z)")
+MAYBE_RE = re.compile(
+    "|".join(
+        (
+            _maybe_pattern(MARKERS),
+            *BARE.values(),
+            *(p + r"\Z" for p in BARE_PARTS),
+            r"\[" + _NAME + r"(?:\(|\Z)",
+        )
+    )
+)
 """Finds the first place a marker could begin (None: no marker can begin in the text)."""
 
 TOKEN = 32
@@ -126,10 +142,10 @@ WAIT: tuple[str, ...] = ()
 
 def shown(delta: str) -> tuple[str, ...]:
     """``delta`` cut in two: the words that can be shown now and the end that waits for the
-    next delta to decide (a "<" or "`" that may begin a marker, or nothing); ``WAIT`` when a
-    marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
+    next delta to decide (a "<", "{", "]" or "`" that may begin a marker, or nothing);
+    ``WAIT`` when a marker may begin inside it. Remembered in ``SAFE`` or ``SHOWN``."""
     match = None
-    if "<" in delta or "[" in delta or "`" in delta or "]" in delta:
+    if "<" in delta or "[" in delta or "`" in delta or "{" in delta or "]" in delta:
         match = MAYBE_RE.search(delta)
     if match is None:
         cut: tuple[str, ...] = (delta, "")

@@ -16,13 +16,13 @@ from dataclasses import dataclass, replace
 
 from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
-from conchcheck.core.words.lexer import (
+from conchcheck.core.words.lexer import Lexer
+from conchcheck.core.words.values import (
     DSML41_VALUES,
     DSML_VALUES,
     GLM_VALUES,
     K3_VALUES,
     QWEN_VALUES,
-    Lexer,
     Values,
 )
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conchcheck.core.repair import Repair
+from conchcheck.core.repairs import Repair
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
 
 NS = "]<]minimax[>["

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from conchcheck.core.repair import Repair
+from conchcheck.core.repairs import Repair
 from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer
 

@@ -65,8 +65,9 @@ class WordsReader(BlockReader):
         if self._plain:
             if text in SAFE:
                 return text
-            # MiniMax-M3's markers begin with "]" (markers.MARKERS holds every first character).
-            if "<" not in text and "[" not in text and "`" not in text and "]" not in text:
+            # Every character a marker may begin with (markers.MARKERS and BARE): "]" for
+            # MiniMax-M3, "{" for a call's JSON after words.
+            if not ("<" in text or "[" in text or "`" in text or "{" in text or "]" in text):
                 if len(SAFE) < KEPT and len(text) <= TOKEN:
                     SAFE.add(text)  # while there is room (KEPT)
                 return text
