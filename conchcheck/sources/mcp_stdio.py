@@ -5,9 +5,14 @@ transports/stdio.mdx, "Backward Compatibility"): ``server/discover`` first, and 
 answers it with an error that is not a 2026-07-28 one, or keeps quiet for
 ``DISCOVER_PATIENCE`` seconds, gets the ``initialize`` handshake.
 
-The server is always stopped: its stdin closed, then SIGTERM to its process group, then
-SIGKILL, so a launcher (``uvx``, ``npx``) takes its children with it. What it wrote on stderr
-is kept (the tail) for the message when it fails.
+A server starts in a session (and process group) of its own, with the small environment of
+``conchcheck.sources.environment`` and the variables passed to it. It is always stopped: its
+stdin closed, SIGTERM to its process group, ``STOP_GRACE`` seconds for it to exit, then
+SIGKILL to whatever is left of the group, so a launcher (``uvx``, ``npx``) takes its children
+with it, and a child it forked and left behind goes too, even once the server itself has
+exited. A child that leaves the group (``setsid`` after a double fork, as a daemon does) is
+beyond this: nothing names it any more. What the server wrote on stderr is kept (the tail)
+for the message when it fails.
 """
 
 from __future__ import annotations
@@ -194,25 +199,50 @@ class StdioChannel:
         return f"; its stderr ended: {lines[-1].strip()[:200]}" if lines else ""
 
     def close(self) -> None:
-        """Stop the server: stdin closed (the polite MCP way), SIGTERM, then SIGKILL."""
+        """Stop the server and its process group: stdin closed (the polite MCP way), SIGTERM,
+        ``STOP_GRACE`` seconds, then SIGKILL to what is left, whatever came in between."""
         process = self.process
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):  # a server gone already leaves a broken pipe
-                process.stdin.close()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if process.poll() is not None:
-                break
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
+        try:
+            if process.stdin is not None:
+                with contextlib.suppress(OSError):  # a server gone already: a broken pipe
+                    process.stdin.close()
+            if _signal_group(process.pid, signal.SIGTERM):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=STOP_GRACE)
+        finally:
+            # Always, and in a finally: a server that has exited may have left children in
+            # its group, and a second Ctrl-C while it was waited for must not spare them.
+            _signal_group(process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-        process.wait()
+        self._finish_readers()
+
+    def _finish_readers(self) -> None:
+        """Let the readers end (a full queue is emptied so the stdout one sees its end),
+        within a second: a child that left the group may hold the pipes open for ever."""
+        until = time.monotonic() + 1.0
         for reader in self._readers:
-            reader.join(timeout=1.0)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
+            while reader.is_alive() and time.monotonic() < until:
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        self.lines.get_nowait()
+                reader.join(timeout=0.05)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None and not any(r.is_alive() for r in self._readers):
                 stream.close()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Send ``sig`` to the process group ``pgid``; False when none of it is left.
+
+    The group is the server's pid (``start_new_session``), which stays its name after the
+    server has exited, for as long as anything of the group is left.
+    """
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # Some member is not ours to signal (it changed its user): the rest were signalled.
+        return True
+    return True
