@@ -29,8 +29,11 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
+from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
+from conchcheck.redaction import Redactor
+from conchcheck.sources.environment import server_environment, speech_mask
 from conchcheck.sources.mcp import (
     DEADLINE,
     DISCOVER_PATIENCE,
@@ -39,38 +42,61 @@ from conchcheck.sources.mcp import (
     Listing,
     answers,
     list_tools,
+    masked,
     remaining,
 )
 
 STDERR_TAIL = 4096
 """Bytes of the server's stderr kept for an error message."""
 STOP_GRACE = 2.0
-"""Seconds a server has to exit after SIGTERM before it is killed."""
+"""Seconds a server has to exit after SIGTERM before its group is killed."""
+MAX_WAITING = 256
+"""Lines read ahead of the client: a server that floods stdout then waits to write more."""
 _TOO_BIG = object()
 _ENDED = object()
 _QUIET = object()
 
 
-def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
+def read_stdio_tools(
+    command: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+) -> list[Tool]:
     """The tools of the MCP server that ``command`` (a shell-like command line) starts."""
-    return list(read_stdio_listing(command, deadline=deadline).tools)
+    return list(read_stdio_listing(command, deadline=deadline, env=env).tools)
 
 
 def read_stdio_listing(
-    command: str, *, deadline: float = DEADLINE, patience: float | None = None
+    command: str,
+    *,
+    deadline: float = DEADLINE,
+    patience: float | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Listing:
     """The tools, revision and cache hint of the MCP server that ``command`` starts.
 
     ``patience``: how long its silence about ``server/discover`` is waited out before the
     handshake is tried (``DISCOVER_PATIENCE``, at most half the deadline, when None).
+    ``env``: variables the server gets beyond the default environment; their values are
+    masked in what it says, as every key conchcheck holds is.
     """
+    passed = dict(env or {})
+    mask = speech_mask(passed)
+    return masked(lambda: _listing(command, deadline, patience, passed, mask), mask)
+
+
+def _listing(
+    command: str,
+    deadline: float,
+    patience: float | None,
+    passed: Mapping[str, str],
+    mask: Redactor,
+) -> Listing:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise InputError(f"The MCP command line `{command}` cannot be split: {exc}.") from None
     if not argv:
         raise InputError("The MCP source has no command.", hint="Write mcp:stdio:<command line>.")
-    channel = StdioChannel(argv)
+    channel = StdioChannel(argv, server_environment(passed), mask)
     if patience is None:
         # Silence on the probe waits at most half the deadline, so the handshake has the rest.
         patience = min(DISCOVER_PATIENCE, deadline / 2)
@@ -83,8 +109,9 @@ def read_stdio_listing(
 class StdioChannel:
     """A started server process; ``close`` stops it whatever happened."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], env: Mapping[str, str], mask: Redactor) -> None:
         self.name = f"`{shlex.join(argv)}`"
+        self.mask = mask
         try:
             # A session of its own: stopping the group stops what a launcher started.
             self.process = subprocess.Popen(
@@ -92,6 +119,7 @@ class StdioChannel:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                env=dict(env),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -99,7 +127,7 @@ class StdioChannel:
                 f"The MCP server {self.name} could not be started: {exc.strerror or exc}.",
                 hint="Check the command and that it is installed.",
             ) from None
-        self.lines: queue.Queue[Any] = queue.Queue()
+        self.lines: queue.Queue[Any] = queue.Queue(MAX_WAITING)
         self.stderr = bytearray()
         self._readers = [
             threading.Thread(target=self._read_out, args=(self.process.stdout,), daemon=True),
@@ -170,10 +198,19 @@ class StdioChannel:
                 f" {MAX_MESSAGE_BYTES >> 20} MB on {waiting_for}, the most conchcheck reads.",
                 hint=HINT,
             )
+        text = line.decode("utf-8", "replace")
+        deep = text_too_deep(text)
+        if deep is not None:
+            # Python's parser recurses: a line of 100,000 brackets is refused before it.
+            raise InputError(
+                f"The MCP server {self.name} sent a message nested deeper than {MAX_DEPTH}"
+                f" levels on {waiting_for} (at character {deep}); it was not parsed.",
+                hint=HINT,
+            )
         try:
-            return json.loads(line)
+            return json.loads(text)
         except ValueError:
-            shown = line.decode("utf-8", "replace").strip()[:120]
+            shown = text.strip()[:120]
             raise InputError(
                 f"The MCP server {self.name} wrote a line that is not JSON-RPC on stdout"
                 f" ({shown!r}).",
