@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from conchcheck.cli.app import app
-from conchcheck.errors import InputError
+from conchcheck.errors import InputError, StoppedError
 from conchcheck.report import ReportFormat
 from conchcheck.wire.providers import ApiFamily
 
@@ -39,6 +39,15 @@ def probe(
             metavar="SOURCE",
             help="Probe with your own tools (repeat): mcp:stdio:<command>, an MCP URL, an"
             " OpenAPI document or a tools file.",
+        ),
+    ] = None,
+    tools_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools-env",
+            metavar="NAME",
+            help="With --tools: give the MCP servers started this variable of yours (repeat);"
+            " they get only HOME, LOGNAME, PATH, SHELL, TERM and USER otherwise.",
         ),
     ] = None,
     prompts: Annotated[
@@ -149,6 +158,7 @@ def probe(
             "--resume": resume,
             "--use-cache": use_cache,
             "--tools": tools or None,
+            "--tools-env": tools_env or None,
             "--prompts": prompts,
         },
     )
@@ -190,6 +200,7 @@ def probe(
         api_family=api,
         matrix=matrix,
         tools=tuple(tools or ()),
+        tools_env=tuple(tools_env or ()),
         prompts=prompts,
         out_dir=out,
         formats=formats,
@@ -204,7 +215,13 @@ def probe(
         record=record,
         replay=replay,
     )
-    plan = build(spec)
+    with _stop_signals() as caught:
+        try:
+            plan = build(spec)
+        except KeyboardInterrupt:
+            # Reading the inputs takes long only when an MCP server is slow to list its
+            # tools; the server is stopped by then (its channel's close).
+            raise StoppedError.before_probe(_came(caught)(), reading_tools=bool(tools)) from None
     if plan.cached is not None:
         console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
         raise typer.Exit(ExitCode.DONE)
