@@ -186,6 +186,10 @@ class StdioChannel:
 
     def _next(self, waiting_for: str, deadline: float) -> Any:
         """The next message, or ``_QUIET`` when none came by ``deadline``."""
+        if remaining(deadline) <= 0:
+            # A server that floods notifications never leaves the queue empty: the deadline
+            # holds all the same, whatever is waiting.
+            return _QUIET
         try:
             line = self.lines.get(timeout=remaining(deadline))
         except queue.Empty:

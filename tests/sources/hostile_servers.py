@@ -17,7 +17,7 @@ it) and lists one tool, ``ping``, unless its behaviour says otherwise:
   cursor is always the same;
 - ``chatter``: a banner on stdout before any JSON-RPC;
 - ``stderr-flood``: stderr written without end while it answers; ``silent-flood``: the same,
-  never answering;
+  never answering; ``notify-flood``: notifications on stdout without end, never answering;
 - ``fork``: forks a child that detaches (stdio on /dev/null, SIGTERM and SIGHUP ignored) and
   writes its pid to FILE, then answers; ``fork-exit``: the same, then exits without
   answering; ``escape``: the child leaves the group (``setsid`` and a second fork);
@@ -162,6 +162,10 @@ def main(behaviour: str, extra: list[str]) -> None:
         print(BANNER, flush=True)
     if behaviour in {"stderr-flood", "silent-flood"}:
         threading.Thread(target=_flood, daemon=True).start()
+    if behaviour == "notify-flood":
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+        while True:
+            sys.stdout.write((note + "\n") * 1000)
     for line in sys.stdin:
         if behaviour in {"silent", "silent-flood"}:
             continue

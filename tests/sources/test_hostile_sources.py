@@ -15,6 +15,8 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +44,8 @@ OTHER = "sk-proj-0th3rk3yAbCdEfGhIjKlMnOpQrStUvWxYz0123"
 """Someone's key conchcheck never read, known only by its shape."""
 DEEP_AT = 2747
 """Where the deep-schema tool's tools/list message passes 128 levels."""
+RSS_BOUND_MB = 200
+"""A probe's peak memory, whatever its sources do (issue 10's bound)."""
 
 
 def stdio(behaviour: str, marker: Path) -> str:
@@ -178,6 +182,8 @@ class Probed:
     """Every file under the test's folder but the server's pid file, by relative path."""
     sent: list[str]
     """The body of every request the provider got."""
+    rss_mb: float
+    """The probe's peak resident memory (the kernel's ``ru_maxrss`` of the finished child)."""
 
 
 def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
@@ -196,14 +202,24 @@ def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
     args = [sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url",
             f"{provider.url}/v1", "--api-key-env", "CANARY_KEY", "--out", str(tmp_path / "out"),
             "--quiet", "--checks", "dialect,mode", "--timeout", "5", "--tools", source, *extra]  # fmt: skip
-    done = subprocess.run(args, capture_output=True, text=True, cwd=work, env=env, timeout=120)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(args, stdout=out, stderr=err, cwd=work, env=env)
+        # Killed past a minute: a probe that never ends fails, and its memory is still told.
+        timer = threading.Timer(60, process.kill)
+        timer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
     files = {
         str(p.relative_to(tmp_path)): p.read_text(errors="replace")
         for p in sorted(tmp_path.rglob("*"))
         if p.is_file() and p.name != "child.pid"
     }
     sent = [r.body.decode(errors="replace") for r in provider.received]
-    return Probed(done.returncode, done.stdout, done.stderr, files, sent)
+    return Probed(process.returncode, stdout, stderr, files, sent, usage.ru_maxrss / 1024)
 
 
 def leaks(probed: Probed) -> list[str]:
@@ -229,6 +245,7 @@ PASSED = ("--tools-env", "CANARY_KEY", "--tools-env", "GITHUB_TOKEN")
         pytest.param("loop-cursor", (), 2, "conchcheck: MCP server `{cmd}` sent more than 100 pages of tools/list. The server may be repeating its cursor; check it.", id="looping-cursor"),
         pytest.param("chatter", (), 2, "conchcheck: The MCP server `{cmd}` wrote a line that is not JSON-RPC on stdout ('Starting hostile MCP server v1.0 (press Ctrl-C to quit)'). An MCP stdio server writes only JSON-RPC on stdout; logs go to stderr.", id="chatter-before-json-rpc"),
         pytest.param("silent-flood", (), 2, "conchcheck: The MCP server `{cmd}` did not answer server/discover or initialize within the deadline; it was stopped. Check that the command or URL starts an MCP server that answers tools/list.", id="endless-stderr-and-silence"),
+        pytest.param("notify-flood", (), 2, "conchcheck: The MCP server `{cmd}` did not answer server/discover or initialize within the deadline; it was stopped. Check that the command or URL starts an MCP server that answers tools/list.", id="endless-notifications"),
         pytest.param("error", PASSED, 2, "conchcheck: MCP server `{cmd}` broke the protocol on initialize: it answered error -32603: bad configuration: [redacted] [redacted]. Check that the command or URL starts an MCP server that answers tools/list.", id="key-in-a-json-rpc-error"),
         pytest.param("echo-name", PASSED, 2, "conchcheck: MCP server `{cmd}` lists a tool whose name holds a key ('tool_[redacted]'); conchcheck sends no key to a provider. Check the server and what it is given (--tools-env).", id="key-in-a-tool-name"),
         pytest.param("echo", PASSED, 0, "", id="keys-in-stderr-description-and-schema"),
@@ -242,6 +259,7 @@ def test_a_hostile_stdio_server_through_the_command_line(
     command = stdio(behaviour, tmp_path / "child.pid")
     probed = probe(serve, tmp_path, f"mcp:stdio:{command}", *extra)
     assert probed.code == code, probed.stderr
+    assert probed.rss_mb < RSS_BOUND_MB
     assert leaks(probed) == []
     assert gone(tmp_path) == []
     line = line.replace("{cmd}", command)
@@ -276,6 +294,7 @@ def test_a_hostile_http_server_through_the_command_line(
     server = http_server(serve, behaviour, echoed=key)
     probed = probe(serve, tmp_path, f"mcp:{server.url}/mcp")
     assert probed.code == code, probed.stderr
+    assert probed.rss_mb < RSS_BOUND_MB
     assert leaks(probed) == []
     if code == 2:
         assert probed.stdout == "" and probed.files == {} and probed.sent == []
