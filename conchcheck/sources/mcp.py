@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ MAX_LIST_BYTES = 8 << 20
 MAX_PAGES = 100
 """Pages of ``tools/list`` read before a server that keeps sending cursors is given up on."""
 HINT = "Check that the command or URL starts an MCP server that answers tools/list."
+_REVISION = re.compile(r"[0-9A-Za-z._-]{1,32}")
+"""A revision's name as a server may answer it (``2025-06-18``), bounded for the report."""
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 """The ``_meta`` key of a 2026-07-28 request's version (basic/index.mdx, "_meta")."""
@@ -189,6 +192,11 @@ def _legacy(channel: Channel, ids: Iterator[int], deadline: float, *, silent: bo
     version = init.get("protocolVersion")
     if not isinstance(version, str):
         raise _bad(channel, "initialize", "its result has no 'protocolVersion' text")
+    # The version goes into results.json and the report: a name, not whatever the server
+    # sent (a key it was given, a megabyte of text).
+    if not _REVISION.fullmatch(channel.mask.text(version)):
+        what = "its 'protocolVersion' is not the name of a revision (such as 2025-06-18)"
+        raise _bad(channel, "initialize", what)
     _offers_tools(channel, init)
     channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, deadline)
     return _pages(channel, ids, deadline, None, version)

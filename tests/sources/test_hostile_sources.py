@@ -248,6 +248,7 @@ PASSED = ("--tools-env", "CANARY_KEY", "--tools-env", "GITHUB_TOKEN")
         pytest.param("notify-flood", (), 2, "conchcheck: The MCP server `{cmd}` did not answer server/discover or initialize within the deadline; it was stopped. Check that the command or URL starts an MCP server that answers tools/list.", id="endless-notifications"),
         pytest.param("error", PASSED, 2, "conchcheck: MCP server `{cmd}` broke the protocol on initialize: it answered error -32603: bad configuration: [redacted] [redacted]. Check that the command or URL starts an MCP server that answers tools/list.", id="key-in-a-json-rpc-error"),
         pytest.param("echo-name", PASSED, 2, "conchcheck: MCP server `{cmd}` lists a tool whose name holds a key ('tool_[redacted]'); conchcheck sends no key to a provider. Check the server and what it is given (--tools-env).", id="key-in-a-tool-name"),
+        pytest.param("echo-version", PASSED, 2, "conchcheck: MCP server `{cmd}` broke the protocol on initialize: its 'protocolVersion' is not the name of a revision (such as 2025-06-18). Check that the command or URL starts an MCP server that answers tools/list.", id="key-as-the-protocol-version"),
         pytest.param("echo", PASSED, 0, "", id="keys-in-stderr-description-and-schema"),
         pytest.param("stderr-flood", (), 0, "", id="endless-stderr"),
         pytest.param("fork", (), 0, "", id="forks-a-child"),
