@@ -215,6 +215,7 @@ def probe(
         record=record,
         replay=replay,
     )
+    # One stretch of signal handling from the first input read to the last report written.
     with _stop_signals() as caught:
         try:
             plan = build(spec)
@@ -222,14 +223,14 @@ def probe(
             # Reading the inputs takes long only when an MCP server is slow to list its
             # tools; the server is stopped by then (its channel's close).
             raise StoppedError.before_probe(_came(caught)(), reading_tools=bool(tools)) from None
-    if plan.cached is not None:
-        console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
-        raise typer.Exit(ExitCode.DONE)
-    with console.progress(quiet=quiet or as_json) as observer, _stop_signals() as caught:
-        try:
-            outcome = execute(plan, observer, interrupted_by=_came(caught))
-        except KeyboardInterrupt:
-            raise typer.Exit(ExitCode.STOPPED) from None
+        if plan.cached is not None:
+            console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
+            raise typer.Exit(ExitCode.DONE)
+        with console.progress(quiet=quiet or as_json) as observer:
+            try:
+                outcome = execute(plan, observer, interrupted_by=_came(caught))
+            except KeyboardInterrupt:
+                raise typer.Exit(ExitCode.STOPPED) from None
     shown = outcome
     if outcome.exit_code == ExitCode.UNUSABLE:
         # Why the target can't be probed is commentary, not the product: stderr (G13).
