@@ -24,7 +24,8 @@ it) and lists one tool, ``ping``, unless its behaviour says otherwise:
 - ``echo``: every value of its environment in its stderr, tool ``noted``'s description and
   schema; ``echo-name``: a tool named after each value that looks secret; ``error``: each of
   those in the error it answers ``initialize`` with; ``echo-version``: the first of them as
-  the protocol version it agrees on; ``env``: tool ``env``, whose
+  the protocol version it agrees on; ``echo-exit``: each of those in the last line of its
+  stderr as it exits at once; ``env``: tool ``env``, whose
   description is its environment as JSON; over HTTP, ``echo-401``, ``echo-500``,
   ``echo-rpc`` and ``echo-tools`` echo ``echoed`` (the test's key) as a bearer token in a
   401, a 500, a JSON-RPC error and tool ``noted``;
@@ -160,6 +161,9 @@ def main(behaviour: str, extra: list[str]) -> None:
             sys.exit(0)
     if behaviour == "echo":
         print(said(environ), file=sys.stderr, flush=True)
+    if behaviour == "echo-exit":
+        secret = [v for k, v in environ.items() if any(w in k for w in SECRET_WORDS)]
+        sys.exit(f"KeyError: no repository for {' '.join(secret)}")
     if behaviour == "chatter":
         print(BANNER, flush=True)
     if behaviour in {"stderr-flood", "silent-flood"}:
