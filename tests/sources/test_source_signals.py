@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP while an MCP server is silent about its tools: the real
+"""SIGTERM, SIGHUP and Ctrl-C while an MCP server is silent about its tools: the real
 ``conchcheck probe`` stops the server, says so in one line and exits 4, with nothing sent to
 the target and nothing written (there are no results yet)."""
 
@@ -27,10 +27,17 @@ def _listing_started(kind: str, marker: Path, server: EmulatorServer) -> bool:
     return bool(server.received)
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    ("signal_name", "said"),
+    [
+        pytest.param("SIGTERM", "SIGTERM", id="sigterm"),
+        pytest.param("SIGHUP", "SIGHUP", id="sighup"),
+        pytest.param("SIGINT", "Ctrl-C", id="ctrl-c"),
+    ],
+)
 @pytest.mark.parametrize("kind", ["stdio", "http"])
 def test_a_signal_while_the_tools_are_listed(
-    serve: Serve, tmp_path: Path, kind: str, signal_name: str
+    serve: Serve, tmp_path: Path, kind: str, signal_name: str, said: str
 ) -> None:
     provider = serve(lambda received: Response(500))
     silent = serve(lambda received: Response(fault=Fault.HANG))
@@ -52,7 +59,7 @@ def test_a_signal_while_the_tools_are_listed(
     assert (process.returncode, out, err) == (
         4,
         "",
-        f"conchcheck: Stopped early: interrupted ({signal_name}) while the tools of --tools were"
+        f"conchcheck: Stopped early: interrupted ({said}) while the tools of --tools were"
         " read; the MCP servers started are stopped, nothing was sent to the target and no"
         " results are written.\n",
     )
