@@ -5,6 +5,9 @@ another process that answers every chat request with one hostile reply, and prin
 probe's peak RSS (from the kernel, `ru_maxrss` of the finished child) and the size of all it
 wrote, against the bounds of issue 10: under 200 MB of peak RSS and under 10 MB of outputs.
 The baseline row is the same probe against a well-behaved emulator, measured in the same run.
+The tool-source rows probe with ``--tools`` from a hostile MCP stdio server
+(``tests/sources/hostile_servers.py``) and print its peak RSS and wall time; each ends in one
+line and exit 2 before any request, except the endless stderr, which is read and thrown away.
 
 Run: .venv/bin/python bench/hostile.py
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -90,6 +94,40 @@ def probe(kind: str) -> tuple[float, float, float, int]:
     return usage.ru_maxrss / 1024, written / MB, seconds, os.waitstatus_to_exitcode(status)
 
 
+SOURCE_KINDS = ("many-tools", "deep-line", "deep-schema", "nan", "notify-flood", "stderr-flood")
+"""The hostile MCP servers measured, by their ``tests/sources/hostile_servers.py`` name."""
+HOSTILE_SOURCE = Path(__file__).parent.parent / "tests" / "sources" / "hostile_servers.py"
+
+
+def probe_source(kind: str) -> tuple[float, float, int]:
+    """Peak RSS (MB), seconds and exit code of a probe whose --tools server is ``kind``."""
+    emulator = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "baseline"], stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert emulator.stdout is not None and emulator.stdin is not None
+    url = emulator.stdout.readline().strip()
+    with tempfile.TemporaryDirectory() as folder:
+        source = (
+            f"mcp:stdio:{shlex.quote(sys.executable)} {shlex.quote(str(HOSTILE_SOURCE))} {kind}"
+        )
+        command = [
+            sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url", url + "/v1",
+            "--out", str(Path(folder) / "out"), "--quiet", "--timeout", "10", "--checks",
+            "dialect,mode", "--tools", source,
+        ]  # fmt: skip
+        env = {**os.environ, "CONCHCHECK_CACHE": str(Path(folder) / "cache.yaml")}
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+    emulator.stdin.close()
+    emulator.wait(timeout=30)
+    return usage.ru_maxrss / 1024, seconds, os.waitstatus_to_exitcode(status)
+
+
 def main() -> None:
     kinds = [
         "baseline",
@@ -107,6 +145,11 @@ def main() -> None:
         ok &= rss < RSS_BOUND_MB and written < OUTPUT_BOUND_MB
         print(f"{kind:<16} {code:>4} {seconds:>8.1f} {rss:>6.0f} MB {RSS_BOUND_MB:>3} MB "
               f"{written:>5.2f} MB {OUTPUT_BOUND_MB:>3} MB")  # fmt: skip
+    print(f"\n{'MCP server sends':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6}")
+    for kind in SOURCE_KINDS:
+        rss, seconds, code = probe_source(kind)
+        ok &= rss < RSS_BOUND_MB
+        print(f"{kind:<16} {code:>4} {seconds:>8.1f} {rss:>6.0f} MB {RSS_BOUND_MB:>3} MB")
     print("all within bounds" if ok else "OUT OF BOUNDS")
 
 

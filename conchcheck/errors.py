@@ -14,6 +14,7 @@ always a complete sentence for the user.
                                 (``conchcheck.capabilities``)
   x CredentialsError            a provider's key variable is unset (exit 3;
                                 ``conchcheck.wire.keys``)
+  x StoppedError                stopped (a signal, Ctrl-C) before anything was probed (exit 4)
 
 A provider's refusal is never an exception: it is a ``conchcheck.refusals.Refusal`` value.
 """
@@ -55,6 +56,27 @@ class ConchcheckError(Exception):
 
 class InputError(ConchcheckError):
     """A file or value given to conchcheck cannot be used."""
+
+
+class StoppedError(ConchcheckError):
+    """Stopped (a signal, Ctrl-C) before the probe began, most likely while an MCP server
+    listed its tools: nothing was sent to the target, so there is nothing to write."""
+
+    exit_code = ExitCode.STOPPED
+
+    @classmethod
+    def before_probe(cls, came: str, *, reading_tools: bool) -> StoppedError:
+        """The error for a probe stopped by ``came`` (SIGTERM, Ctrl-C) while its inputs (and
+        with ``reading_tools``, the tools of its sources) were read."""
+        when = (
+            "while the tools of --tools were read; the MCP servers started are stopped,"
+            if reading_tools
+            else "before the probe began;"
+        )
+        return cls(
+            f"Stopped early: interrupted ({came}) {when} nothing was sent to the target and"
+            " no results are written."
+        )
 
 
 class UnknownDialectError(ConchcheckError, ValueError):

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from conchcheck.cli.app import app
-from conchcheck.errors import InputError
+from conchcheck.errors import InputError, StoppedError
 from conchcheck.report import ReportFormat
 from conchcheck.wire.providers import ApiFamily
 
@@ -39,6 +39,15 @@ def probe(
             metavar="SOURCE",
             help="Probe with your own tools (repeat): mcp:stdio:<command>, an MCP URL, an"
             " OpenAPI document or a tools file.",
+        ),
+    ] = None,
+    tools_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools-env",
+            metavar="NAME",
+            help="With --tools: give the MCP servers started this variable of yours (repeat);"
+            " they get only HOME, LOGNAME, PATH, SHELL, TERM and USER otherwise.",
         ),
     ] = None,
     prompts: Annotated[
@@ -149,6 +158,7 @@ def probe(
             "--resume": resume,
             "--use-cache": use_cache,
             "--tools": tools or None,
+            "--tools-env": tools_env or None,
             "--prompts": prompts,
         },
     )
@@ -190,6 +200,7 @@ def probe(
         api_family=api,
         matrix=matrix,
         tools=tuple(tools or ()),
+        tools_env=tuple(tools_env or ()),
         prompts=prompts,
         out_dir=out,
         formats=formats,
@@ -204,15 +215,22 @@ def probe(
         record=record,
         replay=replay,
     )
-    plan = build(spec)
-    if plan.cached is not None:
-        console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
-        raise typer.Exit(ExitCode.DONE)
-    with console.progress(quiet=quiet or as_json) as observer, _stop_signals() as caught:
+    # One stretch of signal handling from the first input read to the last report written.
+    with _stop_signals() as caught:
         try:
-            outcome = execute(plan, observer, interrupted_by=_came(caught))
+            plan = build(spec)
         except KeyboardInterrupt:
-            raise typer.Exit(ExitCode.STOPPED) from None
+            # Reading the inputs takes long only when an MCP server is slow to list its
+            # tools; the server is stopped by then (its channel's close).
+            raise StoppedError.before_probe(_came(caught)(), reading_tools=bool(tools)) from None
+        if plan.cached is not None:
+            console.emit_json(plan.cached) if as_json else console.show_cached(plan.cached)
+            raise typer.Exit(ExitCode.DONE)
+        with console.progress(quiet=quiet or as_json) as observer:
+            try:
+                outcome = execute(plan, observer, interrupted_by=_came(caught))
+            except KeyboardInterrupt:
+                raise typer.Exit(ExitCode.STOPPED) from None
     shown = outcome
     if outcome.exit_code == ExitCode.UNUSABLE:
         # Why the target can't be probed is commentary, not the product: stderr (G13).

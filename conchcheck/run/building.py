@@ -23,6 +23,7 @@ from conchcheck.run.plan import Plan
 from conchcheck.run.recording import REPLAY_KEY, load_recording
 from conchcheck.run.spec import ProbeSpec
 from conchcheck.sources import read_source
+from conchcheck.sources.environment import passed_environment
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
 from conchcheck.wire.recording import Recording, RecordingTransport, ReplayTransport
@@ -39,6 +40,9 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     # A replay goes to the URLs it recorded, unless told otherwise.
     base_url = spec.base_url or (replayed.base_url if replayed else None)
     target = parse_target(spec.target, base_url=base_url, api=spec.api_family)
+    # The key is read (and held) before any MCP server is: whatever a server says is masked
+    # with every key held, and the target's is the one most at hand to echo.
+    key, key_problem = _key(spec, target, replaying=replayed is not None)
     matrix = _matrix(spec)
     capabilities = CapabilityFile(spec.capability_file or default_path())
     recorder = None
@@ -54,7 +58,6 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
         capabilities.check()
     elif spec.reuse_cached:
         capabilities.entries()
-    key, key_problem = _key(spec, target, replaying=replayed is not None)
     return Plan(
         spec=spec,
         target=target,
@@ -98,7 +101,8 @@ def _matrix(spec: ProbeSpec) -> Matrix:
         return load_matrix(spec.matrix)
     # An MCP server's answer is one more request: it gets --timeout, like the others.
     deadline = spec.options.policy.read_timeout
-    listed = [(s, read_source(s, deadline=deadline)) for s in spec.tools]
+    env = passed_environment(spec.tools_env)
+    listed = [(s, read_source(s, deadline=deadline, env=env)) for s in spec.tools]
     return own_matrix(
         [(s, listing.tools) for s, listing in listed],
         spec.prompts,

@@ -38,6 +38,9 @@ class ProbeSpec:
     """A built-in matrix name or the path of a matrix file."""
     tools: tuple[str, ...] = ()
     """Probe with the user's own tools from these sources, not a matrix."""
+    tools_env: tuple[str, ...] = ()
+    """Variables (names) given to each MCP server started for ``tools``, beyond the small
+    default environment (``conchcheck.sources.environment``)."""
     prompts: Path | None = None
     """Prompts written for ``tools``; without it, one smoke prompt a tool."""
     out_dir: Path | None = None
@@ -70,6 +73,12 @@ class ProbeSpec:
             raise InputError(
                 "--prompts: prompts files are for your own tools, and no --tools was given.",
                 hint="Add --tools SOURCE, or put the prompts in a matrix (--matrix).",
+            )
+        if self.tools_env and not self.tools:
+            raise InputError(
+                "--tools-env: it passes variables to the MCP servers of --tools, and no --tools"
+                " was given.",
+                hint="Add --tools mcp:stdio:<command line>, or leave --tools-env out.",
             )
         if self.tools and self.reuse_cached:
             raise InputError(

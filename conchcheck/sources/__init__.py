@@ -7,6 +7,8 @@ starts processes and reads files); the HTTP itself is the wire layer's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.files import load_document, tools_in
@@ -23,18 +25,24 @@ SOURCE_HINT = (
 )
 
 
-def read_tools(source: str, *, deadline: float = DEADLINE) -> list[Tool]:
+def read_tools(
+    source: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+) -> list[Tool]:
     """The tools a source string names: ``mcp:stdio:<command>``, an MCP URL, or a file.
 
     An MCP server gets ``deadline`` seconds for its whole answer; one started is stopped.
+    A stdio server runs with a small default environment plus ``env`` (``--tools-env``).
     """
-    return list(read_source(source, deadline=deadline).tools)
+    return list(read_source(source, deadline=deadline, env=env).tools)
 
 
-def read_source(source: str, *, deadline: float = DEADLINE) -> Listing:
+def read_source(
+    source: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+) -> Listing:
     """``read_tools``'s tools, with the MCP revision (and cache hint) of an MCP server."""
     if source.startswith("mcp:stdio:"):
-        return read_stdio_listing(source.removeprefix("mcp:stdio:"), deadline=deadline)
+        command = source.removeprefix("mcp:stdio:")
+        return read_stdio_listing(command, deadline=deadline, env=env)
     url = source.removeprefix("mcp:")
     if url.startswith(("http://", "https://")):
         return read_http_listing(url, deadline=deadline)

@@ -14,21 +14,26 @@ Initialization-Based Versions"):
   JSON-RPC error on HTTP.
 
 Then ``tools/list`` page by page (``nextCursor``) within one total deadline and a size limit
-on the whole list. conchcheck reads the tools and never calls them.
+on the whole list. conchcheck reads the tools and never calls them. Whatever the server says
+is masked (``Channel.mask``) before it is kept or shown: its tools here, its words in an
+error by ``masked``.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
+import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
+from conchcheck.redaction import Redactor
 from conchcheck.version import __version__
 
 MODERN = "2026-07-28"
@@ -50,6 +55,8 @@ MAX_LIST_BYTES = 8 << 20
 MAX_PAGES = 100
 """Pages of ``tools/list`` read before a server that keeps sending cursors is given up on."""
 HINT = "Check that the command or URL starts an MCP server that answers tools/list."
+_REVISION = re.compile(r"[0-9A-Za-z._-]{1,32}")
+"""A revision's name as a server may answer it (``2025-06-18``), bounded for the report."""
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 """The ``_meta`` key of a 2026-07-28 request's version (basic/index.mdx, "_meta")."""
@@ -64,6 +71,8 @@ class Channel(Protocol):
 
     name: str
     """How messages name the server: its command line or URL."""
+    mask: Redactor
+    """Masks the keys in what the server says (``environment.speech_mask``)."""
 
     def send(self, message: Mapping[str, Any], deadline: float) -> None:
         """Send one message; ``deadline`` is a ``time.monotonic`` value."""
@@ -183,6 +192,11 @@ def _legacy(channel: Channel, ids: Iterator[int], deadline: float, *, silent: bo
     version = init.get("protocolVersion")
     if not isinstance(version, str):
         raise _bad(channel, "initialize", "its result has no 'protocolVersion' text")
+    # The version goes into results.json and the report: a name, not whatever the server
+    # sent (a key it was given, a megabyte of text).
+    if not _REVISION.fullmatch(channel.mask.text(version)):
+        what = "its 'protocolVersion' is not the name of a revision (such as 2025-06-18)"
+        raise _bad(channel, "initialize", what)
     _offers_tools(channel, init)
     channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, deadline)
     return _pages(channel, ids, deadline, None, version)
@@ -295,14 +309,52 @@ def _result(channel: Channel, method: str, answer: Mapping[str, Any]) -> Mapping
 
 
 def as_mcp_tool(channel: Channel, item: Any) -> Tool:
-    """One MCP tool (``name``, ``description``, ``inputSchema``) as a ``Tool``."""
+    """One MCP tool (``name``, ``description``, ``inputSchema``) as a ``Tool``, masked."""
     if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
         raise _bad(channel, "tools/list", "a tool has no 'name'")
+    name = channel.mask.text(item["name"])
+    if name != item["name"]:
+        # A masked name is no name a provider takes, and a prompts file can't offer it.
+        raise InputError(
+            f"MCP server {channel.name} lists a tool whose name holds a key ('{name}');"
+            " conchcheck sends no key to a provider.",
+            hint="Check the server and what it is given (--tools-env).",
+        )
     schema = item.get("inputSchema")
     if not isinstance(schema, Mapping):
-        raise _bad(channel, "tools/list", f"tool '{item['name']}' has no 'inputSchema' object")
+        raise _bad(channel, "tools/list", f"tool '{name}' has no 'inputSchema' object")
+    odd = _non_finite(schema)
+    if odd is not None:
+        # Python reads NaN, Infinity and 1e400; no JSON writer (the request, results.json) can.
+        what = f"a non-JSON-compliant number ({odd}) in the schema of tool '{name}'"
+        raise _bad(channel, "tools/list", what)
     description = item.get("description")
-    return Tool(item["name"], description if isinstance(description, str) else "", schema)
+    said = channel.mask.text(description) if isinstance(description, str) else ""
+    return Tool(name, said, channel.mask.value(dict(schema)))
+
+
+def _non_finite(value: Any) -> str | None:
+    """``NaN``, ``Infinity`` or ``-Infinity`` when one is in ``value``, walked without
+    recursion (the message's depth is bounded, but a walk needn't rely on it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def masked(read: Callable[[], Listing], mask: Redactor) -> Listing:
+    """``read()``, with an error's words masked: a server's stderr, its error messages and
+    HTTP bodies end up there, and may hold a key it was given or echoes."""
+    try:
+        return read()
+    except InputError as exc:
+        raise InputError(mask.text(str(exc)), hint=exc.hint) from None
 
 
 def remaining(deadline: float) -> float:

@@ -21,6 +21,8 @@ from typing import Any
 
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
+from conchcheck.redaction import Redactor
+from conchcheck.sources.environment import speech_mask
 from conchcheck.sources.mcp import (
     DEADLINE,
     HINT,
@@ -28,6 +30,7 @@ from conchcheck.sources.mcp import (
     Listing,
     answers,
     list_tools,
+    masked,
     request_version,
 )
 from conchcheck.wire.mcp_http import METHOD_HEADER, PROTOCOL_HEADER, McpHttpClient, McpHttpReply
@@ -39,10 +42,16 @@ def read_http_tools(url: str, *, deadline: float = DEADLINE) -> list[Tool]:
 
 
 def read_http_listing(url: str, *, deadline: float = DEADLINE) -> Listing:
-    """The tools, revision and cache hint of the MCP server at ``url``."""
+    """The tools, revision and cache hint of the MCP server at ``url``; every key this
+    process holds, and anything shaped like one, masked in what the server says."""
+    mask = speech_mask({})
+    return masked(lambda: _listing(url, deadline, mask), mask)
+
+
+def _listing(url: str, deadline: float, mask: Redactor) -> Listing:
     client = McpHttpClient(url, max_bytes=MAX_MESSAGE_BYTES)
     try:
-        return list_tools(HttpChannel(client), time.monotonic() + deadline)
+        return list_tools(HttpChannel(client, mask), time.monotonic() + deadline)
     finally:
         client.close()
 
@@ -50,9 +59,10 @@ def read_http_listing(url: str, *, deadline: float = DEADLINE) -> Listing:
 class HttpChannel:
     """Messages over POSTs: each reply's messages are queued for ``receive``."""
 
-    def __init__(self, client: McpHttpClient) -> None:
+    def __init__(self, client: McpHttpClient, mask: Redactor) -> None:
         self.client = client
         self.name = client.url
+        self.mask = mask
         self.headers: dict[str, str] = {}
         """The handshake era's session and version, once ``initialize`` gave them."""
         self.pending: deque[Any] = deque()

@@ -5,9 +5,14 @@ transports/stdio.mdx, "Backward Compatibility"): ``server/discover`` first, and 
 answers it with an error that is not a 2026-07-28 one, or keeps quiet for
 ``DISCOVER_PATIENCE`` seconds, gets the ``initialize`` handshake.
 
-The server is always stopped: its stdin closed, then SIGTERM to its process group, then
-SIGKILL, so a launcher (``uvx``, ``npx``) takes its children with it. What it wrote on stderr
-is kept (the tail) for the message when it fails.
+A server starts in a session (and process group) of its own, with the small environment of
+``conchcheck.sources.environment`` and the variables passed to it. It is always stopped: its
+stdin closed, SIGTERM to its process group, ``STOP_GRACE`` seconds for it to exit, then
+SIGKILL to whatever is left of the group, so a launcher (``uvx``, ``npx``) takes its children
+with it, and a child it forked and left behind goes too, even once the server itself has
+exited. A child that leaves the group (``setsid`` after a double fork, as a daemon does) is
+beyond this: nothing names it any more. What the server wrote on stderr is kept (the tail)
+for the message when it fails.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
+from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
+from conchcheck.redaction import Redactor
+from conchcheck.sources.environment import server_environment, speech_mask
 from conchcheck.sources.mcp import (
     DEADLINE,
     DISCOVER_PATIENCE,
@@ -34,38 +42,61 @@ from conchcheck.sources.mcp import (
     Listing,
     answers,
     list_tools,
+    masked,
     remaining,
 )
 
 STDERR_TAIL = 4096
 """Bytes of the server's stderr kept for an error message."""
 STOP_GRACE = 2.0
-"""Seconds a server has to exit after SIGTERM before it is killed."""
+"""Seconds a server has to exit after SIGTERM before its group is killed."""
+MAX_WAITING = 256
+"""Lines read ahead of the client: a server that floods stdout then waits to write more."""
 _TOO_BIG = object()
 _ENDED = object()
 _QUIET = object()
 
 
-def read_stdio_tools(command: str, *, deadline: float = DEADLINE) -> list[Tool]:
+def read_stdio_tools(
+    command: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+) -> list[Tool]:
     """The tools of the MCP server that ``command`` (a shell-like command line) starts."""
-    return list(read_stdio_listing(command, deadline=deadline).tools)
+    return list(read_stdio_listing(command, deadline=deadline, env=env).tools)
 
 
 def read_stdio_listing(
-    command: str, *, deadline: float = DEADLINE, patience: float | None = None
+    command: str,
+    *,
+    deadline: float = DEADLINE,
+    patience: float | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Listing:
     """The tools, revision and cache hint of the MCP server that ``command`` starts.
 
     ``patience``: how long its silence about ``server/discover`` is waited out before the
     handshake is tried (``DISCOVER_PATIENCE``, at most half the deadline, when None).
+    ``env``: variables the server gets beyond the default environment; their values are
+    masked in what it says, as every key conchcheck holds is.
     """
+    passed = dict(env or {})
+    mask = speech_mask(passed)
+    return masked(lambda: _listing(command, deadline, patience, passed, mask), mask)
+
+
+def _listing(
+    command: str,
+    deadline: float,
+    patience: float | None,
+    passed: Mapping[str, str],
+    mask: Redactor,
+) -> Listing:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise InputError(f"The MCP command line `{command}` cannot be split: {exc}.") from None
     if not argv:
         raise InputError("The MCP source has no command.", hint="Write mcp:stdio:<command line>.")
-    channel = StdioChannel(argv)
+    channel = StdioChannel(argv, server_environment(passed), mask)
     if patience is None:
         # Silence on the probe waits at most half the deadline, so the handshake has the rest.
         patience = min(DISCOVER_PATIENCE, deadline / 2)
@@ -78,8 +109,9 @@ def read_stdio_listing(
 class StdioChannel:
     """A started server process; ``close`` stops it whatever happened."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], env: Mapping[str, str], mask: Redactor) -> None:
         self.name = f"`{shlex.join(argv)}`"
+        self.mask = mask
         try:
             # A session of its own: stopping the group stops what a launcher started.
             self.process = subprocess.Popen(
@@ -87,6 +119,7 @@ class StdioChannel:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                env=dict(env),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -94,7 +127,7 @@ class StdioChannel:
                 f"The MCP server {self.name} could not be started: {exc.strerror or exc}.",
                 hint="Check the command and that it is installed.",
             ) from None
-        self.lines: queue.Queue[Any] = queue.Queue()
+        self.lines: queue.Queue[Any] = queue.Queue(MAX_WAITING)
         self.stderr = bytearray()
         self._readers = [
             threading.Thread(target=self._read_out, args=(self.process.stdout,), daemon=True),
@@ -153,6 +186,10 @@ class StdioChannel:
 
     def _next(self, waiting_for: str, deadline: float) -> Any:
         """The next message, or ``_QUIET`` when none came by ``deadline``."""
+        if remaining(deadline) <= 0:
+            # A server that floods notifications never leaves the queue empty: the deadline
+            # holds all the same, whatever is waiting.
+            return _QUIET
         try:
             line = self.lines.get(timeout=remaining(deadline))
         except queue.Empty:
@@ -165,10 +202,19 @@ class StdioChannel:
                 f" {MAX_MESSAGE_BYTES >> 20} MB on {waiting_for}, the most conchcheck reads.",
                 hint=HINT,
             )
+        text = line.decode("utf-8", "replace")
+        deep = text_too_deep(text)
+        if deep is not None:
+            # Python's parser recurses: a line of 100,000 brackets is refused before it.
+            raise InputError(
+                f"The MCP server {self.name} sent a message nested deeper than {MAX_DEPTH}"
+                f" levels on {waiting_for} (at character {deep}); it was not parsed.",
+                hint=HINT,
+            )
         try:
-            return json.loads(line)
+            return json.loads(text)
         except ValueError:
-            shown = line.decode("utf-8", "replace").strip()[:120]
+            shown = text.strip()[:120]
             raise InputError(
                 f"The MCP server {self.name} wrote a line that is not JSON-RPC on stdout"
                 f" ({shown!r}).",
@@ -194,25 +240,50 @@ class StdioChannel:
         return f"; its stderr ended: {lines[-1].strip()[:200]}" if lines else ""
 
     def close(self) -> None:
-        """Stop the server: stdin closed (the polite MCP way), SIGTERM, then SIGKILL."""
+        """Stop the server and its process group: stdin closed (the polite MCP way), SIGTERM,
+        ``STOP_GRACE`` seconds, then SIGKILL to what is left, whatever came in between."""
         process = self.process
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):  # a server gone already leaves a broken pipe
-                process.stdin.close()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if process.poll() is not None:
-                break
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
+        try:
+            if process.stdin is not None:
+                with contextlib.suppress(OSError):  # a server gone already: a broken pipe
+                    process.stdin.close()
+            if _signal_group(process.pid, signal.SIGTERM):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=STOP_GRACE)
+        finally:
+            # Always, and in a finally: a server that has exited may have left children in
+            # its group, and a second Ctrl-C while it was waited for must not spare them.
+            _signal_group(process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-        process.wait()
+        self._finish_readers()
+
+    def _finish_readers(self) -> None:
+        """Let the readers end (a full queue is emptied so the stdout one sees its end),
+        within a second: a child that left the group may hold the pipes open for ever."""
+        until = time.monotonic() + 1.0
         for reader in self._readers:
-            reader.join(timeout=1.0)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
+            while reader.is_alive() and time.monotonic() < until:
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        self.lines.get_nowait()
+                reader.join(timeout=0.05)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None and not any(r.is_alive() for r in self._readers):
                 stream.close()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Send ``sig`` to the process group ``pgid``; False when none of it is left.
+
+    The group is the server's pid (``start_new_session``), which stays its name after the
+    server has exited, for as long as anything of the group is left.
+    """
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # Some member is not ours to signal (it changed its user): the rest were signalled.
+        return True
+    return True

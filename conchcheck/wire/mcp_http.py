@@ -2,9 +2,10 @@
 
 The reply is ``application/json`` (one message), an SSE stream (``text/event-stream``) that
 carries the response among other messages, or ``202 Accepted`` with no body for a
-notification. Every exchange keeps to a total deadline and a size cap; what went wrong comes
-back as a sentence in ``McpHttpReply.error``, never as an exception. The protocol itself is
-``conchcheck.sources.mcp``'s.
+notification. Every exchange keeps to a total deadline and a size cap, and JSON nested
+deeper than ``core.nesting.MAX_DEPTH`` is refused unparsed (as a provider's reply is); what
+went wrong comes back as a sentence in ``McpHttpReply.error``, never as an exception. The
+protocol itself is ``conchcheck.sources.mcp``'s.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from conchcheck.core.jsontypes import JsonValue
+from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.wire.framing import SSEDecoder
 
 SESSION_HEADER = "mcp-session-id"
@@ -92,18 +94,29 @@ class McpHttpClient:
             if time.monotonic() > deadline:
                 return McpHttpReply(status, error="no complete answer within the deadline")
             if sse:
-                messages += _parsed(decoder.feed(chunk))
+                parsed, deep = _parsed(decoder.feed(chunk))
+                if deep is not None:
+                    return McpHttpReply(status, error=deep)
+                messages += parsed
                 if any(_answers(m, ident) for m in messages):
                     # The stream may stay open for later messages: ours has come.
                     return McpHttpReply(status, tuple(messages), session)
         text = body.decode("utf-8", "replace")
+        deep = None if sse else _too_deep(text)  # an SSE stream's events were each checked
+        if deep is not None:
+            # Not even an error's excerpt: the body is refused whole, before any parser.
+            said = deep if 200 <= status < 300 else f"HTTP {status}: {deep}"
+            return McpHttpReply(status, error=said)
         if not 200 <= status < 300:
             excerpt = " ".join(text.split())[:200]
             error = f"HTTP {status}{': ' + excerpt if excerpt else ''}"
             # A JSON-RPC error in the body is kept: a 2026-07-28 server's 400 names its versions.
             return McpHttpReply(status, _error_body(text), session, error)
         if sse:
-            return McpHttpReply(status, tuple(messages + _parsed(decoder.close())), session)
+            parsed, deep = _parsed(decoder.close())
+            if deep is not None:
+                return McpHttpReply(status, error=deep)
+            return McpHttpReply(status, tuple(messages + parsed), session)
         if not text.strip():
             return McpHttpReply(status, (), session)
         try:
@@ -125,14 +138,26 @@ def _error_body(text: str) -> tuple[JsonValue, ...]:
     return ()
 
 
-def _parsed(events: list[tuple[str, str]]) -> list[JsonValue]:
+def _parsed(events: list[tuple[str, str]]) -> tuple[list[JsonValue], str | None]:
+    """The events' JSON-RPC messages; or why one of them can't be read at all."""
     out: list[JsonValue] = []
     for _, data in events:
+        deep = _too_deep(data)
+        if deep is not None:
+            return [], deep
         try:
             out.append(json.loads(data))
         except ValueError:
             continue  # an event that is not JSON-RPC (a keep-alive, a note) is passed over
-    return out
+    return out, None
+
+
+def _too_deep(text: str) -> str | None:
+    """Why JSON ``text`` is not parsed (Python's parser recurses), when it nests too deep."""
+    offset = text_too_deep(text)
+    if offset is None:
+        return None
+    return f"a reply nested deeper than {MAX_DEPTH} levels (at character {offset}), not parsed"
 
 
 def _answers(message: JsonValue, ident: object) -> bool:
