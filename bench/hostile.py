@@ -51,6 +51,8 @@ def hostile(kind: str) -> Any:
             return Answer(text="word " * (7 * MB // 5))
         if kind == "control-1.3mb":
             return Answer(text="\x01\x02\x1b[31m\x07\x00" * (1300 * 1024 // 9))
+        if kind == "openers-27k":
+            return Answer(text="<tool_call>" * 27_000)  # 300 KB: MAX_CALLS read, the rest counted
         if not asked.tools:
             return Answer(text="No tools.")
         name, field = first_field(asked)
@@ -136,6 +138,7 @@ def main() -> None:
         "argument-900kb",
         "text-7mb",
         "control-1.3mb",
+        "openers-27k",
     ]
     print(f"{'provider sends':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6} "
           f"{'outputs':>8} {'bound':>6}")  # fmt: skip

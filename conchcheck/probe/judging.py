@@ -26,6 +26,7 @@ from conchcheck.core.repair import Unreadable, read_json
 from conchcheck.core.tools import ChoiceMode, Tool
 from conchcheck.core.unparsed import ParseFailure
 from conchcheck.core.words import WordsCall, read_calls
+from conchcheck.core.words.forms import MAX_CALLS
 from conchcheck.matrix import Prompt
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.results import (
@@ -330,6 +331,7 @@ def judge_words(
     outcome, detail = _outcome(prompt, good, failed, repairs, reply.cut_off)
     detail = _escaped_note(outcome, detail, reply)
     evidence = _words_reading(reading.calls, reading.text, reading.fake_responses, level)
+    findings = (over_cap(reading.over_cap),) if reading.over_cap else ()
     # The calls a round trip answers: the ones read with a name, as the client would run them.
     calls = tuple(
         ToolCall(f"call_{i}", c.name, _json(c.arguments))
@@ -346,7 +348,17 @@ def judge_words(
         repairs=repairs,
         reading=evidence,
         calls=calls,
+        findings=findings,
         **common,
+    )
+
+
+def over_cap(count: int) -> Finding:
+    """The finding for a reply holding more calls than are read from one (``MAX_CALLS``)."""
+    return Finding(
+        "calls_over_cap",
+        f"the reply held {count} more calls than the {MAX_CALLS} read from one reply; "
+        "they were not read",
     )
 
 

@@ -22,7 +22,7 @@ from conchcheck.core.words.blocks import (
     Block,
     BlockRole,
 )
-from conchcheck.core.words.forms import Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import MAX_CALLS, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.lists import PHI4_OPENER
 from conchcheck.core.words.markers import ANGLE, Search, triggers
@@ -172,21 +172,31 @@ class BlockReader:
         assert block is not None
         if block.sift is not None:
             calls, words = block.sift(self._reader, self._opener, self._head, body, closer, cut_off)
-            self._calls += calls
+            self._add(calls)
             out.append(words)
         elif block.role is BlockRole.RESPONSE:
             self._fake += 1 if closer or body.strip() else 0
         elif block.read is not None:
             raw = self._opener + self._head + self._head_end + body + closer
             if cut_off and not closer and not (block.to_end or block.calls_close):
-                self._calls.append(cut_call(block.form, raw))
+                self._add([cut_call(block.form, raw)])
+            elif len(self._calls) >= MAX_CALLS:
+                self._reader.over += 1  # never read: the reply holds more calls than are read
             else:
                 head = block.implied + self._head
-                self._calls += block.read(self._reader, head, body, raw, cut_off)
+                self._add(block.read(self._reader, head, body, raw, cut_off))
         resume = self._resume
         self._to_text()
         if resume is not None:
             self._begin(resume, [])  # the reasoning goes on after the call (its opener shown)
+
+    def _add(self, calls: list[WordsCall]) -> None:
+        """Keep ``calls`` up to ``MAX_CALLS`` in the reply; count the rest."""
+        room = max(MAX_CALLS - len(self._calls), 0)
+        if len(calls) > room:
+            self._reader.over += len(calls) - room
+            calls = calls[:room]
+        self._calls += calls
 
     def _call_inside(self, reasoning: Block, marker: str, out: list[str]) -> int:
         """A call opened inside reasoning (``thinking``): read it, then resume the reasoning.

@@ -27,6 +27,13 @@ MAX_PYTHONIC = 100_000
 """Longest pythonic call list parsed (the parser is Python's own, with its own limits)."""
 
 
+MAX_CALLS = 64
+"""The most calls read from one reply. No prompt asks for more than a few, and no API takes
+more in one turn than it takes tools (128 on OpenAI's); a hostile reply of 27,000 openers
+would otherwise be 27,000 failed calls in each cell (issue 23). The rest is counted
+(``WordsReading.over_cap``) and reported once, never read."""
+
+
 class CallForm(str, Enum):
     """Where a call written in words was read from."""
 
@@ -175,6 +182,8 @@ class Reader:
 
     def __init__(self, tools: Mapping[str, Tool]) -> None:
         self.tools = tools
+        self.over = 0
+        """Calls past ``MAX_CALLS`` in this reply, not read."""
 
     def failed(self, form: CallForm, raw: str, problem: str, name: str | None = None) -> WordsCall:
         """A call that cannot run, with ``problem`` and how to write one."""
@@ -224,6 +233,9 @@ class Reader:
     ) -> list[WordsCall]:
         """Calls from a parsed call object, a list of them, or a generic wrapper."""
         if isinstance(value, list):
+            if len(value) > MAX_CALLS:
+                self.over += len(value) - MAX_CALLS
+                value = value[:MAX_CALLS]
             return [c for item in value for c in self.from_object(item, form, raw, repairs)]
         if not isinstance(value, dict):
             return [self.failed(form, raw, "Your tool call is not a JSON object.")]
@@ -421,3 +433,5 @@ class WordsReading:
     """Calls written before a reasoning closer whose opener the server took: not calls."""
     stray_closers: int = 0
     """Closers written with no opener (``</tool_call>`` alone): dropped, never words."""
+    over_cap: int = 0
+    """Calls past ``MAX_CALLS`` (a block past it counts as one): not read."""

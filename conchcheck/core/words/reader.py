@@ -124,7 +124,9 @@ class WordsReader(BlockReader):
             rest = self._finish(out, cut_off=cut_off)
         self._state, self._plain = _State.TEXT, True
         calls, self._calls = tuple(self._calls), []
-        return WordsReading(calls, "".join(out), self._fake, self._in_reasoning, self._stray)
+        over, self._reader.over = self._reader.over, 0
+        text = "".join(out)
+        return WordsReading(calls, text, self._fake, self._in_reasoning, self._stray, over)
 
     def _read(self, text: str, out: list[str]) -> None:
         # Every step reads on from a position in ``text`` (never a copy of the rest), and
@@ -237,7 +239,7 @@ class WordsReader(BlockReader):
                 calls, words = read
             else:
                 calls, words = whole(self._reader, text, cut_off=cut_off)
-            self._calls += calls
+            self._add(calls)
             out.append(words)
             self._to_text()
         elif state is _State.FENCE_INFO:
@@ -247,7 +249,7 @@ class WordsReader(BlockReader):
             block = self._block
             assert block is not None
             if cut_off and block.role is BlockRole.CALLS:
-                self._calls.append(cut_call(block.form, self._opener + pending))
+                self._add([cut_call(block.form, self._opener + pending)])
             else:
                 out.append(self._opener + pending)
             self._to_text()

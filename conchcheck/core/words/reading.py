@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from conchcheck.core.tools import Tool
@@ -17,6 +18,4 @@ def read_calls(
     reader = WordsReader(tools)
     words = reader.feed(text)
     end = reader.close(cut_off=cut_off)
-    return WordsReading(
-        end.calls, words + end.text, end.fake_responses, end.in_reasoning, end.stray_closers
-    )
+    return replace(end, text=words + end.text)
