@@ -53,6 +53,14 @@ OPENERS = [
 ]  # fmt: skip
 
 
+FILLED = [
+    ("<function=remember>", "{"), ("<function=remember>", "{}"), ("<tool_call>", "["),
+    ("<|python_tag|>", "{}"), ("<|tool_call|>[", '"'), ("functools[", '"a",'),
+    ("<function=remember>", '["a",'), ("[TOOL_CALLS]", '{"a":'),
+]  # fmt: skip
+"""(opener, fill): the opener once, then the fill to the size."""
+
+
 def repeated(opener: str, size: int) -> str:
     return opener * (size // len(opener))
 
@@ -126,6 +134,23 @@ def main() -> None:
         worst = max(worst, tb / ta)
         print(f"{opener!r:<36} {ta * 1e3:>7.1f}ms {tb * 1e3:>7.0f}ms {tb / ta:>6.1f}x {12:>5}x")
     print(f"{'worst':<36} {'':>9} {'':>9} {worst:>6.1f}x {12:>5}x\n")
+
+    # One opener and then a megabyte of one character (issue 23: 1 MB of "{" after a function
+    # opener took 2.4 s): a run of brackets or quotes is one token. The last column is the
+    # time against the same size of plain prose, read in the same run.
+    print(f"{'one opener, then one fill':<36} {'100 KB':>9} {'1 MB':>9} {'ratio':>7} {'bound':>6}"
+          f" {'vs prose':>9}")  # fmt: skip
+    prose = "The weather is fine today. " * (large // 27)
+    for head, fill in FILLED:
+        a, b = head + fill * (small // len(fill)), head + fill * (large // len(fill))
+        ta, tb, tp = best_of_each(
+            [lambda a=a: read_calls(a, TOOLS), lambda b=b: read_calls(b, TOOLS),
+             lambda: read_calls(prose, TOOLS)], repeat=3,
+        )  # fmt: skip
+        worst = max(worst, tb / ta)
+        print(f"{head + ' ' + fill!r:<36} {ta * 1e3:>7.1f}ms {tb * 1e3:>7.0f}ms {tb / ta:>6.1f}x "
+              f"{12:>5}x {tb / tp:>8.0f}x")  # fmt: skip
+    print()
 
     text = reply(100_000)
     # Each run takes a few ms: the best of many, taken in turns, so a scheduler's hiccup or a

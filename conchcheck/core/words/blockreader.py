@@ -22,7 +22,7 @@ from conchcheck.core.words.blocks import (
     Block,
     BlockRole,
 )
-from conchcheck.core.words.forms import MAX_CALLS, Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import MAX_CALLS, OVER, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer, first_anywhere
 from conchcheck.core.words.lists import PHI4_OPENER
 from conchcheck.core.words.markers import ANGLE, Search, triggers
@@ -192,6 +192,9 @@ class BlockReader:
 
     def _add(self, calls: list[WordsCall]) -> None:
         """Keep ``calls`` up to ``MAX_CALLS`` in the reply; count the rest."""
+        kept = [c for c in calls if c is not OVER]
+        self._reader.over += len(calls) - len(kept)
+        calls = kept
         room = max(MAX_CALLS - len(self._calls), 0)
         if len(calls) > room:
             self._reader.over += len(calls) - room

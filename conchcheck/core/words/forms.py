@@ -177,6 +177,10 @@ def cut_call(form: CallForm, raw: str) -> WordsCall:
     )
 
 
+OVER = WordsCall(None, None, CallForm.TOOL_CALL, "", error="past the calls read from a reply")
+"""What ``Reader`` makes of a call past ``MAX_CALLS``: never kept, only counted."""
+
+
 class Reader:
     """Reads call bodies into ``WordsCall`` values against the offered tools."""
 
@@ -184,9 +188,14 @@ class Reader:
         self.tools = tools
         self.over = 0
         """Calls past ``MAX_CALLS`` in this reply, not read."""
+        self.made = 0
+        """Calls made so far in this reply (past ``MAX_CALLS``, each is ``OVER``)."""
 
     def failed(self, form: CallForm, raw: str, problem: str, name: str | None = None) -> WordsCall:
         """A call that cannot run, with ``problem`` and how to write one."""
+        self.made += 1
+        if self.made > MAX_CALLS:
+            return OVER
         return WordsCall(name, None, form, raw, error=how_to_call(problem))
 
     def call(
@@ -198,6 +207,9 @@ class Reader:
         repairs: tuple[Repair, ...] = (),
     ) -> WordsCall:
         """Check the name against the offered tools, then read the arguments."""
+        if self.made >= MAX_CALLS:
+            self.made += 1
+            return OVER  # past the cap: nothing is read (a block may hold thousands)
         if not isinstance(name, str) or not name:
             return self.failed(form, raw, "Your tool call has no tool name.")
         tool = self.tools.get(name)

@@ -33,6 +33,11 @@ _BACKSLASHES = re.compile(r"\\+\Z")
 _SPACE = re.compile(r"\s*")
 
 
+_OPENS = r"(?:\{|\[(?![A-Z/])){1,4096}"
+"""A run of opening brackets, read as one token (bounded, so a search that wants only the
+first of a run never reads a megabyte of it)."""
+_PAIRS = r"(?:\{\}|\[\]){1,4096}"
+"""A run of empty objects and lists, read as one token: it opens nothing."""
 _Patterns = tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str], dict[str, re.Pattern[str]]]
 
 
@@ -49,8 +54,18 @@ def _patterns(
     code = [re.escape(m) for m in literals]
     code += [v.opener for v in values]
     if strings:
-        # Inert literals before the brackets, so "[ARGS]" is never read as a list.
-        code += [re.escape(raw), *map(re.escape, inert), r'["\'{}\[\]]']
+        # Inert literals before the brackets, so "[ARGS]" is never read as a list; a run of
+        # brackets is one token (1 MB of "{" is one search, not a million), but never takes
+        # the "[" of a capital's or a slash's literal ("[[ARGS]" is a list, then "[ARGS]").
+        code += [
+            re.escape(raw),
+            *map(re.escape, inert),
+            r'"{1,4096}|\'{1,4096}',
+            _PAIRS,
+            _OPENS,
+            r"[}\]]{1,4096}",
+            r"\[",
+        ]
     every = (*literals, *((raw, *inert) if strings else ()))
     starts = {m[0] for m in every} | ({"<"} if values else set())
     return (
@@ -191,29 +206,49 @@ class Lexer:
                 token, pos = match.group(), match.end()
                 if token in self.markers:
                     return base + match.start(), token
-                if token == "[" and not final and len(window) - pos < self._bracket_len:
-                    rest = window[match.start() :]
+                if token[-1] == "[" and not final and len(window) - pos < self._bracket_len:
+                    rest = window[pos - 1 :]
                     if any(m.startswith(rest) for m in self._bracketed):
+                        self._depth += len(token) - 1
                         self._carry = rest  # "[AR" may yet be "[ARGS]"
                         return None
                 if self.values and token[0] == "<" and token != self._raw:
                     self._open_value(token, base + pos)
-                elif token == self._raw or (token in "\"'" and self._depth > 0):
+                elif token == self._raw:
                     self._in, self._quote = _In.STRING, token
-                elif token in "{[":
-                    self._depth += 1
-                elif token in "}]" and self._depth > 0:
-                    self._depth -= 1
+                elif token[0] in "\"'":
+                    # Quotes mean strings only inside brackets; a run of them is empty strings,
+                    # and an odd one opens one more.
+                    if self._depth > 0 and len(token) % 2:
+                        self._in, self._quote = _In.STRING, token[0]
+                elif token[0] in "{[" and token[1:2] in ("}", "]"):
                     if self._balanced and not self._depth:
-                        # The value ends the block; a closer right after it is the block's.
+                        pos = match.start() + 2  # an empty value is a whole value
                         rest = window[pos : pos + self._longest]
                         closer = next((m for m in self.markers if rest.startswith(m)), "")
                         if closer or final or len(rest) >= self._longest:
                             return base + pos, closer
                         if any(m.startswith(rest) for m in self.markers):
-                            self._depth, self._carry = 1, window[match.start() :]
+                            self._depth, self._carry = 1, window[pos - 1 :]
                             return None  # wait to see what follows the value
                         return base + pos, ""
+                elif token[0] in "{[":
+                    self._depth += len(token)
+                elif token[0] in "}]" and self._depth > 0:
+                    if len(token) < self._depth or not self._balanced:
+                        self._depth = max(self._depth - len(token), 0)
+                        continue
+                    # The value ends the block at the bracket that closes it; a closer right
+                    # after it is the block's.
+                    pos, self._depth = match.start() + self._depth, 0
+                    rest = window[pos : pos + self._longest]
+                    closer = next((m for m in self.markers if rest.startswith(m)), "")
+                    if closer or final or len(rest) >= self._longest:
+                        return base + pos, closer
+                    if any(m.startswith(rest) for m in self.markers):
+                        self._depth, self._carry = 1, window[pos - 1 :]
+                        return None  # wait to see what follows the value
+                    return base + pos, ""
         return None
 
     def _string(self, window: str, pos: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from conchcheck.core.words.forms import CallForm, Reader, WordsCall, cut_call
+from conchcheck.core.words.forms import MAX_CALLS, CallForm, Reader, WordsCall, cut_call
 from conchcheck.core.words.lexer import Lexer
 from conchcheck.core.words.markup import function_tag, quoted
 
@@ -168,7 +168,7 @@ def _values(text: str) -> list[str]:
     call-reading-reasoning-and-several-calls.md §5.1, case llama3-python-tag-newline)."""
     pieces: list[str] = []
     pos = 0
-    while True:
+    while len(pieces) < MAX_CALLS:  # past it, the rest is one piece (``forms.MAX_CALLS``)
         found = Lexer((), balanced=True).find(text, pos)
         after = found[0] if found is not None else len(text)
         while after < len(text) and text[after].isspace():
@@ -177,6 +177,7 @@ def _values(text: str) -> list[str]:
             return [*pieces, text[pos:]]
         pieces.append(text[pos : found[0]])
         pos = after
+    return [*pieces, text[pos:]]
 
 
 _NO_SEP = "Your tool call has no <｜tool▁sep｜> between its name and its arguments."
