@@ -203,13 +203,18 @@ def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
             f"{provider.url}/v1", "--api-key-env", "CANARY_KEY", "--out", str(tmp_path / "out"),
             "--quiet", "--checks", "dialect,mode", "--timeout", "5", "--tools", source, *extra]  # fmt: skip
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(args, stdout=out, stderr=err, cwd=work, env=env)
-        # Killed past a minute: a probe that never ends fails, and its memory is still told.
-        timer = threading.Timer(60, process.kill)
+        # Measured from a launcher of its own (tests/peak.py): started from this test run,
+        # the probe's peak would start at the test run's own.
+        measured = tmp_path / "peak.json"
+        launch = [sys.executable, str(ROOT / "tests" / "peak.py"), str(measured), *args]
+        process = subprocess.Popen(launch, stdout=out, stderr=err, cwd=work, env=env)
+        # Stopped past a minute: a probe that never ends fails, and its memory is still told.
+        timer = threading.Timer(60, process.terminate)
         timer.start()
-        _, status, usage = os.wait4(process.pid, 0)
+        process.wait()
         timer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
+        peak = json.loads(measured.read_text())
+        measured.unlink()
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
@@ -219,7 +224,7 @@ def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
         if p.is_file() and p.name != "child.pid"
     }
     sent = [r.body.decode(errors="replace") for r in provider.received]
-    return Probed(process.returncode, stdout, stderr, files, sent, usage.ru_maxrss / 1024)
+    return Probed(peak["code"], stdout, stderr, files, sent, peak["rss_mb"])
 
 
 def leaks(probed: Probed) -> list[str]:
