@@ -182,6 +182,8 @@ def show_arguments(result: ArgumentsResult) -> None:
         out.print(table)
     for waived in result.waived:
         out.print(f"[yellow]not judged:[/] {_text(waived)}", soft_wrap=True)
+    if result.schema_problem is not None:
+        out.print(f"[yellow]not checked:[/] {_text(result.schema_problem.line)}", soft_wrap=True)
     if result.message:
         _panel(_text(result.message), "What the model is told")
 

@@ -308,7 +308,7 @@ def locate(text: str, path: list[str | int]) -> int | None:
     if yaml_hazard(text) is not None:
         return None  # composing it could recurse past any limit, or never end
     try:
-        node = yaml.compose(text, Loader=_FAST_LOADER)
+        node = yaml.compose(_SURROGATE.sub(_unpaired, text), Loader=_FAST_LOADER)
     except yaml.YAMLError:
         return None
     line = node.start_mark.line + 1 if node is not None else None
@@ -327,6 +327,17 @@ def locate(text: str, path: list[str | int]) -> int | None:
         else:
             return line
     return line
+
+
+# JSON escapes a character past U+FFFF as a surrogate pair (json.dumps does by default, an
+# emoji's `\ud83c\udf6e`), and YAML refuses both halves: each becomes `\u003f`, the same
+# length, so lines and columns stay. Only where the backslashes before it are odd in number
+# is it an escape: `\\ud83c` is a backslash, then text.
+_SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _unpaired(match: re.Match[str]) -> str:
+    return match.group(1) + "\\u003f"
 
 
 def _kind(value: Any) -> str:

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.arguments import ProblemKind, read_arguments
+from conchcheck.core.tools import Tool
+from conchcheck.core.words import read_calls
 
 SEARCH_MAIL = {
     "type": "object",
@@ -549,6 +551,104 @@ def test_complex_schema_checked_only_for_plain_mistakes() -> None:
 def test_a_schema_that_cannot_check_never_refuses(schema: dict[str, Any]) -> None:
     result = read_arguments({"a": "anything"}, schema)
     assert (result.ok, result.checked, result.arguments) == (True, False, {"a": "anything"})
+    assert result.schema_problem is not None and result.problems == ()
+
+
+A = {"a": {"type": "string"}}
+NOT_CHECKED = "so the arguments were not checked against it."
+MALFORMED = [
+    pytest.param({"type": "object", "properties": A, "required": [["a"]]},
+                 "is not valid JSON Schema (at required[0]: ['a'] is not of type 'string')",
+                 id="required-holds-a-list"),
+    pytest.param({"type": "object", "properties": A, "required": [1]},
+                 "is not valid JSON Schema (at required[0]: 1 is not of type 'string')",
+                 id="required-holds-a-number"),
+    pytest.param({"type": "object", "properties": A, "required": "a"},
+                 "is not valid JSON Schema (at required: 'a' is not of type 'array')",
+                 id="required-is-text"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "object", "required": [["b"]]}}},
+                 "is not valid JSON Schema (at properties.a.required[0]: ['b'] is not of type "
+                 "'string')", id="nested-required-holds-a-list"),
+    pytest.param({"type": "object", "properties": [A]},
+                 "is not valid JSON Schema (at properties: [{'a': {'type': 'string'}}] is not of "
+                 "type 'object')", id="properties-a-list"),
+    pytest.param({"type": "object", "properties": {"a": "string"}},
+                 "is not valid JSON Schema (at properties.a: 'string' is not of type 'object', "
+                 "'boolean')", id="a-property-is-text"),
+    pytest.param({"type": 3},
+                 "is not valid JSON Schema (at type: 3 is not valid under any of the given "
+                 "schemas)", id="type-a-number"),
+    pytest.param({"type": {"a": 1}},
+                 "is not valid JSON Schema (at type: {'a': 1} is not valid under any of the given "
+                 "schemas)", id="type-an-object"),
+    pytest.param({"type": "object", "properties": {"a": {"enum": "abc"}}},
+                 "is not valid JSON Schema (at properties.a.enum: 'abc' is not of type 'array')",
+                 id="enum-not-a-list"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "array", "items": "x"}}},
+                 "is not valid JSON Schema (at properties.a.items: 'x' is not of type 'object', "
+                 "'boolean')", id="items-text"),
+    pytest.param({"type": "object", "properties": {"a": {"anyOf": {"type": "string"}}}},
+                 "is not valid JSON Schema (at properties.a.anyOf: {'type': 'string'} is not of "
+                 "type 'array')", id="any-of-an-object"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "string", "pattern": 5}}},
+                 "is not valid JSON Schema (at properties.a.pattern: 5 is not of type 'string')",
+                 id="pattern-a-number"),
+    pytest.param({"type": "object", "properties": {"a": {"type": "integer", "minimum": "5"}}},
+                 "is not valid JSON Schema (at properties.a.minimum: '5' is not of type "
+                 "'number')", id="minimum-text"),
+    pytest.param({"type": "object", "properties": A, "additionalProperties": "no"},
+                 "is not valid JSON Schema (at additionalProperties: 'no' is not of type "
+                 "'object', 'boolean')", id="additional-properties-text"),
+    pytest.param({"type": "object", "properties": {"a": {"$ref": 5}}},
+                 "is not valid JSON Schema (at properties.a.$ref: 5 is not of type 'string')",
+                 id="ref-a-number"),
+    pytest.param({"type": "object", "properties": {"a": {"$ref": "#/$defs/gone"}}},
+                 "could not be used (PointerToNowhere: '/$defs/gone' does not exist within "
+                 "{'type': 'object', 'properties': {'a': {'$ref': '#/$defs/gone'}}})",
+                 id="dangling-ref"),
+    pytest.param([A], "is a list of 1, not a JSON object", id="schema-a-list"),
+    pytest.param("object", 'is the text "object", not a JSON object', id="schema-text"),
+    pytest.param(None, "is null, not a JSON object", id="schema-null"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "why"), MALFORMED)
+@pytest.mark.parametrize(
+    ("raw", "ok"),
+    [
+        pytest.param('{"a": {"x": 1}}', True, id="read-and-unchecked"),
+        pytest.param("not json {", False, id="unreadable"),
+    ],
+)
+def test_an_invalid_schema_is_one_problem_never_an_exception(
+    schema: Any, why: str, raw: str, ok: bool
+) -> None:
+    if not ok and why.startswith("could not be used"):
+        why = ""  # a $ref leads nowhere only when a value is checked through it
+    result = read_arguments(raw, schema, tool="t")
+    line = f"(schema): the tool's schema {why}, {NOT_CHECKED}" if why else None
+    assert (result.ok, result.checked) == (ok, line is None)
+    assert (result.schema_problem.line if result.schema_problem else None) == line
+    assert [p.kind for p in result.problems] == ([] if ok else [ProblemKind.UNREADABLE])
+    if not ok:
+        # The model is told what it can fix, and the tool's shape as far as it can be read.
+        assert result.message.startswith("The arguments for t don't fit.")
+        assert "(schema)" not in result.message
+
+
+@pytest.mark.parametrize(("schema", "why"), MALFORMED)
+def test_the_words_reader_reads_a_call_to_a_tool_whose_schema_is_invalid(
+    schema: Any, why: str
+) -> None:
+    # A Tool as given: read from a dict, parameters that are no object become {} (as_tool).
+    tools = [Tool("t", "d", schema)]
+    reply = '<tool_call>{"name": "t", "arguments": {"a": "x"}}</tool_call>'
+    (call,) = read_calls(reply, tools).calls
+    assert (call.name, call.arguments, call.error) == ("t", {"a": "x"}, None)
+    assert call.reading is not None and call.reading.schema_problem is not None
+    assert call.reading.schema_problem.line == f"(schema): the tool's schema {why}, {NOT_CHECKED}"
+    (unread,) = read_calls(reply.replace('{"a": "x"}', '"not json {"'), tools).calls
+    assert unread.error is not None and unread.error.startswith("The arguments for t don't fit.")
 
 
 def test_input_is_never_mutated() -> None:

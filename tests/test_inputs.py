@@ -27,6 +27,24 @@ def test_locate(path: list[str | int], line: int) -> None:
     assert locate(TEXT, path) == line
 
 
+@pytest.mark.parametrize(
+    ("value", "path", "line"),
+    [
+        pytest.param('"\\ud83c\\udf6e"', ["b"], 3, id="a-surrogate-pair-escaped"),
+        pytest.param('"\\udf6e"', ["b"], 3, id="a-lone-surrogate-escaped"),
+        pytest.param('"\\\\ud83c"', ["b"], 3, id="an-escaped-backslash-before-text"),
+        pytest.param('"\\\\\\ud83c"', ["b"], 3, id="an-escaped-backslash-then-a-surrogate"),
+    ],
+)
+def test_locate_reads_json_that_escapes_what_yaml_does_not(
+    value: str, path: list[str], line: int
+) -> None:
+    # json.dumps escapes every non-ASCII character by default, an emoji as a surrogate pair,
+    # which YAML's \u escapes refuse: a file so written must still be located.
+    text = '{\n  "a": ' + value + ',\n  "b": 1\n}\n'
+    assert locate(text, path) == line
+
+
 def test_locate_unparseable_is_unknown() -> None:
     assert locate("{\t\x00", ["a"]) is None
 

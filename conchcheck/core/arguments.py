@@ -15,7 +15,14 @@ from typing import Any
 
 from conchcheck.core.nesting import depth_of
 from conchcheck.core.patterns import matches
-from conchcheck.core.problems import Problem, ProblemKind, check, message, problem
+from conchcheck.core.problems import (
+    Problem,
+    ProblemKind,
+    check,
+    invalid_schema,
+    message,
+    problem,
+)
 from conchcheck.core.repair import MAX_DEPTH, Repair, Unreadable, read_json
 from conchcheck.core.schemas import follow_refs, nullable_branch, types_of
 
@@ -80,11 +87,15 @@ class ArgumentsResult:
     message: str = ""
     """The model-facing text of DESIGN.md rule 3; empty when ``ok``."""
     checked: bool = True
-    """False when the schema itself could not be used for the strict check."""
+    """False when the schema itself could not be used for the strict check (``schema_problem``
+    says why)."""
     waived: tuple[str, ...] = ()
     """Failures of combinators the simple checks don't judge (an integration's schema)."""
     typed: tuple[str, ...] = ()
     """With ``untyped``: the fields whose text the schema typed (not repairs; see ``changes``)."""
+    schema_problem: Problem | None = None
+    """Why the schema could not check the arguments (not valid JSON Schema, a ``$ref`` that
+    leads nowhere): the tool's fault, never the call's, so never among ``problems``."""
 
 
 def read_arguments(
@@ -109,8 +120,13 @@ def read_arguments(
     reading its quotes and ``True``/``None`` in a value's text is no repair either.
     """
     repairs: list[Repair | Normalisation] = []
+    invalid = invalid_schema(schema)
+    # An invalid schema guides nothing: the arguments are read, neither normalised nor checked
+    # by it (its problem says so), and the model is told the tool's shape as far as it reads.
+    shape: Mapping[str, Any] = schema if isinstance(schema, Mapping) else {}
+    guide: Mapping[str, Any] = {} if invalid is not None else shape
     try:
-        value = _unwrap(raw, schema, repairs, cut_off=cut_off)
+        value = _unwrap(raw, guide, repairs, cut_off=cut_off)
     except Unreadable as exc:
         cut = exc.reason.startswith("cut off")
         unread = problem(
@@ -124,14 +140,14 @@ def read_arguments(
                 else f"(arguments): could not be read as JSON ({exc.reason})."
             ),
         )
-        return _result(False, None, repairs, (), (), (unread,), schema, tool, True, ())
+        return _result(False, None, repairs, (), (), (unread,), shape, tool, invalid)
     # Only values exactly as the format gave them are text; an envelope or JSON string
     # unwrapped above means the arguments were written as JSON, which carries types.
     texts = _text_fields(raw) if untyped and value is raw else set()
-    walk = _Normaliser(schema, texts)
-    value = walk.value(value, schema, "", 0)
+    walk = _Normaliser(guide, texts)
+    value = walk.value(value, guide, "", 0)
     typed = _count(walk.changes, repairs, texts, _PYTHON_SPELLING if python else frozenset())
-    problems, checked, waived = check(value, schema)
+    problems, unusable, waived = ((), invalid, ()) if invalid else check(value, guide)
     return _result(
         not problems,
         value,
@@ -139,9 +155,9 @@ def read_arguments(
         walk.changes,
         walk.dropped,
         problems,
-        schema,
+        shape,
         tool,
-        checked,
+        unusable,
         waived,
         typed,
     )
@@ -231,14 +247,24 @@ def _result(
     problems: tuple[Problem, ...],
     schema: Mapping[str, Any],
     tool: str | None,
-    checked: bool,
-    waived: tuple[str, ...],
+    unusable: Problem | None,
+    waived: tuple[str, ...] = (),
     typed: tuple[str, ...] = (),
 ) -> ArgumentsResult:
     unique = tuple(dict.fromkeys(repairs))
     text = "" if ok else message(problems, tuple(dropped), schema, tool)
     return ArgumentsResult(
-        ok, value, unique, tuple(changes), tuple(dropped), problems, text, checked, waived, typed
+        ok,
+        value,
+        unique,
+        tuple(changes),
+        tuple(dropped),
+        problems,
+        text,
+        unusable is None,
+        waived,
+        typed,
+        unusable,
     )
 
 

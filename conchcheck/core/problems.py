@@ -14,9 +14,11 @@ from enum import Enum
 from typing import Any
 
 import jsonschema
+from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
 from conchcheck.core import patterns
+from conchcheck.core.excerpt import excerpt
 from conchcheck.core.schemas import nullable_branch, types_of
 from conchcheck.core.tools import signature
 
@@ -35,6 +37,8 @@ class ProblemKind(str, Enum):
     UNREADABLE = "unreadable"
     CUT_OFF = "cut_off"
     OTHER = "other"
+    SCHEMA = "schema"
+    """Not the arguments': the tool's schema is not valid JSON Schema, or can't be used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,24 +88,27 @@ _WAIVED = frozenset(
 )
 
 
-def check(
-    value: Any, schema: Mapping[str, Any]
-) -> tuple[tuple[Problem, ...], bool, tuple[str, ...]]:
-    """Check ``value`` strictly: (problems, whether the schema could be used, waived failures).
+SCHEMA_EXCERPT = 300
+"""Characters of jsonschema's words about a bad schema kept in its problem (they quote it)."""
+
+
+def check(value: Any, schema: Any) -> tuple[tuple[Problem, ...], Problem | None, tuple[str, ...]]:
+    """Check ``value`` strictly: (problems, the schema's own problem, waived failures).
 
     Failures of combinators the simple checks don't judge (``oneOf``, ``not``, …) are waived,
-    not held against the call; a schema jsonschema cannot use never refuses a call.
+    not held against the call. A schema that is not valid JSON Schema, or that jsonschema
+    cannot use, never refuses a call: the call goes through unchecked, and the schema's
+    problem says why.
     """
     validator = _validator(schema)
+    if isinstance(validator, Problem):
+        return (), validator, ()
     try:
-        if validator is None:
-            raise ValueError("no validator")
         # Whole-object errors (a missing field) first, then fields in the schema's order.
         errors = sorted(validator.iter_errors(value), key=lambda e: len(e.path) > 0)
-    except Exception:
-        # A schema jsonschema cannot use (unknown type, remote $ref, malformed) must never
-        # turn a valid call into a refusal: the call goes through unchecked, and says so.
-        return (), False, ()
+    except Exception as exc:
+        # A valid schema jsonschema still cannot use: a remote or dangling $ref.
+        return (), schema_problem(f"could not be used ({exc})"), ()
     problems: list[Problem] = []
     waived: list[str] = []
     seen: set[str] = set()
@@ -113,10 +120,30 @@ def check(
             if problem.line not in seen:
                 seen.add(problem.line)
                 problems.append(problem)
-    return tuple(problems), True, tuple(waived)
+    return tuple(problems), None, tuple(waived)
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
+def invalid_schema(schema: Any) -> Problem | None:
+    """Why ``schema`` is no JSON Schema object valid by its own draft; None when it is one."""
+    validator = _validator(schema)
+    return validator if isinstance(validator, Problem) else None
+
+
+def schema_problem(why: str) -> Problem:
+    """The problem of a tool's schema that can't check arguments: ``why`` in jsonschema's words
+    (cut to ``SCHEMA_EXCERPT``, since they quote the schema)."""
+    line = (
+        f"(schema): the tool's schema {excerpt(why, SCHEMA_EXCERPT)}, so the arguments were not"
+        " checked against it."
+    )
+    return Problem("(schema)", ProblemKind.SCHEMA, "valid JSON Schema", None, line=line)
+
+
+def _validator(schema: Any) -> Any:
+    """A validator for ``schema``, or the ``Problem`` that says why there is none."""
+    if not isinstance(schema, Mapping):
+        # JSON Schema allows true and false too; a tool's parameters are always an object.
+        return schema_problem(f"is {_got(schema)}, not a JSON object")
     try:
         canonical = json.dumps(schema)  # key order kept: it orders the messages
     except (TypeError, ValueError):
@@ -134,11 +161,14 @@ def _cached_validator(canonical: str) -> Any:
 def _build_validator(schema: Mapping[str, Any]) -> Any:
     try:
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(dict(schema))
+        error = best_match(cls(cls.META_SCHEMA).iter_errors(dict(schema)))
+        if error is not None:
+            where = _field(error.absolute_path) or "its root"
+            return schema_problem(f"is not valid JSON Schema (at {where}: {error.message})")
         # Patterns on RE2: no argument can make a check backtrack for minutes.
         return jsonschema.validators.extend(cls, patterns.KEYWORDS)(schema)  # type: ignore[no-untyped-call]
-    except Exception:
-        return None
+    except Exception as exc:
+        return schema_problem(f"could not be used ({exc})")
 
 
 def _field(path: Any) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from conchcheck.core.schemas import resolve_ref
+from conchcheck.core.schemas import resolve_ref, strings_of
 from conchcheck.errors import InputError
 
 SIGNATURE_DEPTH = 3
@@ -125,7 +125,8 @@ class _Signature:
         if depth >= SIGNATURE_DEPTH:
             return "object"
         required = node.get("required")
-        needed = set(required) if isinstance(required, list) else set()
+        # Only names are required: a list inside (an invalid schema) requires nothing.
+        needed = set(strings_of(required))
         fields = [
             f"{name}{'' if name in needed else '?'}: {self.render(sub, depth + 1)}"
             for name, sub in properties.items()

@@ -76,7 +76,11 @@ def _inline(spans: Inline) -> str:
     out = []
     for span in spans:
         if isinstance(span, Bold):
-            out.append(f"**{_escape(span.text)}**")
+            # Emphasis opens only before, and closes only after, a character that is not a
+            # space (CommonMark's flanking rule): bold text that starts or ends with one
+            # would show its asterisks instead. The spaces go; nothing but spaces, no bold.
+            text = _escape(span.text).strip()
+            out.append(f"**{text}**" if text else "")
         elif isinstance(span, Code):
             # Code spans take no escapes: only one line, with its controls visible.
             text = one_line(span.text)
