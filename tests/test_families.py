@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -1074,18 +1075,20 @@ def test_family_read_in_one_piece(reply: str, text: str, calls: list[Any]) -> No
     assert (reading.text, calls_of(reading)) == (text, calls)
 
 
-@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
-@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
-def test_family_streamed(reply: str, text: str, calls: list[Any], size: int) -> None:
+Calls = Callable[[Any], list[Any]]
+
+
+def in_chunks(reply: str, size: int, calls_of: Calls = calls_of) -> tuple[str, list[Any]]:
+    """The words and calls of ``reply`` fed in chunks of ``size`` characters."""
     reader = WordsReader(TOOLS)
     shown = "".join(reader.feed(reply[i : i + size]) for i in range(0, len(reply), size))
     end = reader.close()
-    assert (shown + end.text, calls_of(end)) == (text, calls)
+    return shown + end.text, calls_of(end)
 
 
-@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
-def test_family_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Any]) -> None:
-    rng = random.Random(reply)
+def as_deltas(reply: str, calls_of: Calls = calls_of) -> list[tuple[str, list[Any]]]:
+    """The words and calls of ``reply`` fed five times as UTF-8 deltas of 1–8 characters."""
+    rng, readings = random.Random(reply), []
     for _ in range(5):
         reader, shown, i = WordsReader(TOOLS), [], 0
         while i < len(reply):
@@ -1093,7 +1096,19 @@ def test_family_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Any
             shown.append(reader.feed_bytes(reply[i : i + step].encode()))
             i += step
         end = reader.close()
-        assert ("".join(shown) + end.text, calls_of(end)) == (text, calls)
+        readings.append(("".join(shown) + end.text, calls_of(end)))
+    return readings
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
+def test_family_streamed(reply: str, text: str, calls: list[Any], size: int) -> None:
+    assert in_chunks(reply, size) == (text, calls)
+
+
+@pytest.mark.parametrize(("reply", "text", "calls"), CASES)
+def test_family_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Any]) -> None:
+    assert as_deltas(reply) == [(text, calls)] * 5
 
 
 # A reply cut inside its call (finish reason "length", a dropped stream) never becomes a call:

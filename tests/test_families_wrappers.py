@@ -7,7 +7,6 @@ naming an offered tool, and words exactly as written otherwise.
 from __future__ import annotations
 
 import os
-import random
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.words import WordsReader, read_calls
-from tests.test_families import TOOLS, fails
+from tests.test_families import TOOLS, as_deltas, fails, in_chunks
 
 Call = tuple[str, "str | None", Any, list[str], "str | None"]
 
@@ -178,23 +177,12 @@ def test_wrapper_read_in_one_piece(reply: str, text: str, calls: list[Call]) -> 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
 @pytest.mark.parametrize(("reply", "text", "calls"), CASES)
 def test_wrapper_streamed(reply: str, text: str, calls: list[Call], size: int) -> None:
-    reader = WordsReader(TOOLS)
-    shown = "".join(reader.feed(reply[i : i + size]) for i in range(0, len(reply), size))
-    end = reader.close()
-    assert (shown + end.text, calls_of(end)) == (text, calls)
+    assert in_chunks(reply, size, calls_of) == (text, calls)
 
 
 @pytest.mark.parametrize(("reply", "text", "calls"), CASES)
 def test_wrapper_streamed_as_deltas_arrive(reply: str, text: str, calls: list[Call]) -> None:
-    rng = random.Random(reply)
-    for _ in range(5):
-        reader, shown, i = WordsReader(TOOLS), [], 0
-        while i < len(reply):
-            step = rng.randint(1, 8)
-            shown.append(reader.feed_bytes(reply[i : i + step].encode()))
-            i += step
-        end = reader.close()
-        assert ("".join(shown) + end.text, calls_of(end)) == (text, calls)
+    assert as_deltas(reply, calls_of) == [(text, calls)] * 5
 
 
 # A cut reply (cut_off=True) shows what a whole one does when nothing in it is a call.

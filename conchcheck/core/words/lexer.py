@@ -223,33 +223,31 @@ class Lexer:
                         self._in, self._quote = _In.STRING, token[0]
                 elif token[0] in "{[" and token[1:2] in ("}", "]"):
                     if self._balanced and not self._depth:
-                        pos = match.start() + 2  # an empty value is a whole value
-                        rest = window[pos : pos + self._longest]
-                        closer = next((m for m in self.markers if rest.startswith(m)), "")
-                        if closer or final or len(rest) >= self._longest:
-                            return base + pos, closer
-                        if any(m.startswith(rest) for m in self.markers):
-                            self._depth, self._carry = 1, window[pos - 1 :]
-                            return None  # wait to see what follows the value
-                        return base + pos, ""
+                        # An empty value is a whole value.
+                        return self._value_end(window, match.start() + 2, base, final=final)
                 elif token[0] in "{[":
                     self._depth += len(token)
                 elif token[0] in "}]" and self._depth > 0:
                     if len(token) < self._depth or not self._balanced:
                         self._depth = max(self._depth - len(token), 0)
                         continue
-                    # The value ends the block at the bracket that closes it; a closer right
-                    # after it is the block's.
                     pos, self._depth = match.start() + self._depth, 0
-                    rest = window[pos : pos + self._longest]
-                    closer = next((m for m in self.markers if rest.startswith(m)), "")
-                    if closer or final or len(rest) >= self._longest:
-                        return base + pos, closer
-                    if any(m.startswith(rest) for m in self.markers):
-                        self._depth, self._carry = 1, window[pos - 1 :]
-                        return None  # wait to see what follows the value
-                    return base + pos, ""
+                    return self._value_end(window, pos, base, final=final)
         return None
+
+    def _value_end(
+        self, window: str, pos: int, base: int, *, final: bool
+    ) -> tuple[int, str] | None:
+        """The value ends the block just before ``pos`` (after its closing bracket); a closer
+        right after it is the block's, and one that may begin there waits for what follows."""
+        rest = window[pos : pos + self._longest]
+        closer = next((m for m in self.markers if rest.startswith(m)), "")
+        if closer or final or len(rest) >= self._longest:
+            return base + pos, closer
+        if any(m.startswith(rest) for m in self.markers):
+            self._depth, self._carry = 1, window[pos - 1 :]
+            return None  # wait to see what follows the value
+        return base + pos, ""
 
     def _string(self, window: str, pos: int) -> int:
         quote = self._quote
