@@ -1189,15 +1189,20 @@ CUT += [
 ]
 
 
-@pytest.mark.parametrize(("reply", "done"), CUT)
-def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> None:
+def never_mended(reply: str, done: int) -> None:
+    """Cut anywhere in the 12 characters before ``done`` (where the last call's arguments are
+    complete), ``reply`` keeps the calls whole before the cut and never mends the one cut."""
     whole = [(c.name, c.arguments) for c in read_calls(reply, TOOLS).calls if c.ok]
     for cut in range(done - 12, done):
         reading = read_calls(reply[:cut], TOOLS, cut_off=True)
         made = [(c.name, c.arguments) for c in reading.calls if c.ok]
-        # Calls whole before the cut may stay; the one being written is never mended.
         assert len(made) < len(whole), reply[:cut]
         assert made == whole[: len(made)], reply[:cut]
+
+
+@pytest.mark.parametrize(("reply", "done"), CUT)
+def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> None:
+    never_mended(reply, done)
 
 
 # Formats whose values carry no type (Qwen3-Coder XML, GLM) are typed by the schema only:

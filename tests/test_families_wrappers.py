@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.words import WordsReader, read_calls
-from tests.test_families import TOOLS, as_deltas, fails, in_chunks
+from tests.test_families import TOOLS, as_deltas, fails, in_chunks, never_mended
 
 Call = tuple[str, "str | None", Any, list[str], "str | None"]
 
@@ -326,13 +326,7 @@ CUT = [
 
 @pytest.mark.parametrize(("reply", "done"), CUT)
 def test_a_reply_cut_inside_a_call_never_becomes_one(reply: str, done: int) -> None:
-    whole = [(c.name, c.arguments) for c in read_calls(reply, TOOLS).calls if c.ok]
-    for end in range(done - 12, done):
-        reading = read_calls(reply[:end], TOOLS, cut_off=True)
-        made = [(c.name, c.arguments) for c in reading.calls if c.ok]
-        # Calls whole before the cut may stay; the one being written is never mended.
-        assert len(made) < len(whole), reply[:end]
-        assert made == whole[: len(made)], reply[:end]
+    never_mended(reply, done)
 
 
 REPLIES = [str(p.values[0]) for p in CASES + CUT_READS]
