@@ -239,6 +239,8 @@ case("tools-item-a-number", ("read", "-", "--tools", "tools-item-a-number.json")
 case("tools-name-a-number", ("read", "-", "--tools", "tools-name-a-number.json"), "conchcheck: tools-name-a-number.json:3: $.tools[0]: A tool must have a 'name' (text), in the plain form or under 'function'.", stdin="hello")
 case("tools-not-a-list", ("read", "-", "--tools", "tools-not-a-list.json"), 'conchcheck: tools-not-a-list.json:1: $.tools: expected a list of tools, got a number. Write [{"name": "get_weather", "parameters": {…}}, …].', stdin="hello")
 case("tools-not-json", ("read", "-", "--tools", "tools-not-json.json"), "conchcheck: tools-not-json.json:1: not JSON: Expecting property name enclosed in double quotes (column 3).", stdin="hello")
+case("tools-alias-bomb", ("read", "-", "--tools", "tools-alias-bomb.yaml"), "conchcheck: tools-alias-bomb.yaml:1: $.a: YAML anchors and aliases (&name, *name) are not allowed; write the value out.", stdin="hello")
+case("targets-alias-bomb", ("probe", "--targets", "targets-alias-bomb.yaml", "--out", "{out}", "--quiet"), "conchcheck: targets-alias-bomb.yaml:1: $.a: YAML anchors and aliases (&name, *name) are not allowed; write the value out. Each entry is {target: provider:model}, optionally with base_url, api, api_key_env, matrix and repeat.")
 case("tools-without-name", ("read", "-", "--tools", "tools-without-name.json"), "conchcheck: tools-without-name.json:3: $[1]: A tool must have a 'name' (text), in the plain form or under 'function'.", stdin="hello")
 case("read-tools-and-schema", ("read", "-", "--tools", "tools-empty.json", "--schema", "schema-empty.json"), "conchcheck: Give --tools or --schema, not both.", stdin="{}")
 
