@@ -72,7 +72,7 @@ class BlockReader:
         offered = as_tools(tools)
         self._reader = Reader({t.name: t for t in offered})
         self._openers = (*(f"{t.name}(" for t in offered), PHI4_OPENER, *react.OPENERS)
-        self._inside = calls_in_reasoning(t.name for t in offered)
+        self._inside = calls_in_reasoning(tuple(t.name for t in offered))
         self._state = _State.START
         self._pending = ""  # short text whose meaning the next chunk decides
         self._opener = ""  # the marker that opened the block or head being read
@@ -216,12 +216,17 @@ class BlockReader:
         """Reasoning ended (``closed``: by its closer): calls read inside a closed block were
         thoughts, but for the families that keep them (``thinking.KEPT_IN_REASONING``)."""
         if closed and self._tentative >= 0:
-            inside = self._calls[self._tentative :]
-            kept = [c for c in inside if c.form in KEPT_IN_REASONING]
-            self._in_reasoning += len(inside) - len(kept)
-            self._calls[self._tentative :] = kept
+            self._thoughts(self._tentative)
         self._tentative = -1
         self._to_text()
+
+    def _thoughts(self, start: int) -> None:
+        """The calls read from ``start`` on were written in reasoning: counted, not kept, but
+        for the families that keep them (``thinking.KEPT_IN_REASONING``)."""
+        inside = self._calls[start:]
+        kept = [c for c in inside if c.form in KEPT_IN_REASONING]
+        self._in_reasoning += len(inside) - len(kept)
+        self._calls[start:] = kept
 
     def _to_text(self) -> None:
         self._lag_ok = False

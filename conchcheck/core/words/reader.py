@@ -36,7 +36,6 @@ from conchcheck.core.words.markers import (
     shown,
 )
 from conchcheck.core.words.state import ReaderState
-from conchcheck.core.words.thinking import KEPT_IN_REASONING
 
 _GATHER = 32
 """Words with a character that can begin a marker wait until this many are in hand."""
@@ -199,9 +198,7 @@ class WordsReader(BlockReader):
             # The server took the opener (Qwen3 and DeepSeek templates put <think> in the
             # prompt): everything before was reasoning, and its calls were never calls.
             out.append(marker)
-            kept = [c for c in self._calls if c.form in KEPT_IN_REASONING]
-            self._in_reasoning += len(self._calls) - len(kept)
-            self._calls[:] = kept
+            self._thoughts(0)
             self._reasoned = True
         elif marker in STRAY_CLOSERS:
             self._stray += 1  # a closer with no opener is never words

@@ -11,7 +11,7 @@ unless its family keeps calls made in reasoning (Kimi K2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
 
 from conchcheck.core.words.forms import CallForm
 
@@ -46,12 +46,14 @@ KimiK2Detector ends reasoning at the section even in a closed block. vLLM disagr
 follows the more forgiving engines, since the markers are never prose."""
 
 
-def calls_in_reasoning(names: Iterable[str]) -> dict[str, str]:
+@functools.lru_cache(maxsize=64)
+def calls_in_reasoning(names: tuple[str, ...]) -> dict[str, str]:
     """``CALLS_IN_REASONING`` and GLM's ``<tool_call>NAME<arg_key>`` for each offered tool.
 
     GLM 4.5+ writes the name right after ``<tool_call>`` (a Hermes block never does), and
     SGLang's glm45 detector ends unclosed reasoning at ``<tool_call>`` (its tool start token);
     GLM 4.7's template opens ``<think>`` in the prompt, so such a reply is the common shape.
+    Kept per tool set (a reader is made per reply): never change the dict returned.
     """
     glm = {
         f"{_TOOL_CALL}{name}{then}": _TOOL_CALL
