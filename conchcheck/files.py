@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,10 @@ from conchcheck.errors import InputError
 
 MAX_FILE_BYTES = 16 << 20
 """The largest file conchcheck reads (16 MB); a matrix or capability file is a few KB."""
+MAX_CONTAINERS = 300_000
+"""The most objects and lists one file may hold. Parsed, each costs Python 60 to 250 bytes:
+16 MB of ``{},`` would be 5.6 million dicts and 430 MB. A probe's results.json holds about
+11 per KB (6,600 in 586 KB), so one at the 16 MB cap is some 180,000."""
 # libyaml scans and composes far faster than the pure parser; the events and marks are the same.
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -91,6 +95,10 @@ def load_json(source: Path | str) -> tuple[Any, str, str]:
         raise InputError(
             f"{name}:{line}: $: nested more than {MAX_DEPTH} levels deep (column {column})."
         )
+    crowded = _crowded(text)
+    if crowded is not None:
+        line, column = _position(text, crowded)
+        raise InputError(f"{name}:{line}: $: {_CROWDED} (column {column}).")
     try:
         return json.loads(text, parse_constant=_refuse_constant), text, name
     except ValueError as exc:
@@ -121,7 +129,8 @@ NO_ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the
 
 
 def yaml_hazard(text: str, limit: int = MAX_DEPTH) -> YamlHazard | None:
-    """The first anchor, alias or nesting past ``limit`` in YAML ``text``; None if none.
+    """The first anchor, alias, nesting past ``limit`` or object or list past
+    ``MAX_CONTAINERS`` in YAML ``text``; None if none.
 
     Reads parser events, which need no recursion and are read only up to the hazard. A text
     that is not YAML has no hazard here: the load that follows reports it in its own words.
@@ -146,6 +155,7 @@ def yaml_hazard(text: str, limit: int = MAX_DEPTH) -> YamlHazard | None:
 
 def _scan(text: str, loader: Any, limit: int) -> YamlHazard | None:
     stack: list[_Frame] = []
+    containers = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             stack.pop()
@@ -159,6 +169,9 @@ def _scan(text: str, loader: Any, limit: int) -> YamlHazard | None:
         if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
             return YamlHazard(line, path, NO_ALIASES)
         if isinstance(event, yaml.CollectionStartEvent):
+            containers += 1
+            if containers > MAX_CONTAINERS:
+                return YamlHazard(line, [], _CROWDED)
             stack.append(_Frame(path, isinstance(event, yaml.MappingStartEvent)))
             if len(stack) > limit:
                 # The path would be `limit` steps long: the line says where, the root what.
@@ -195,6 +208,19 @@ _CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+_CROWDED = f"holds more than {MAX_CONTAINERS} objects and lists, the most conchcheck reads"
+_OPENER = re.compile(r"[{\[]")
+
+
+def _crowded(text: str) -> int | None:
+    """Where JSON ``text`` opens its ``MAX_CONTAINERS + 1``th object or list; None if it
+    doesn't. Brackets inside strings count too: the bound errs toward refusing."""
+    if text.count("{") + text.count("[") <= MAX_CONTAINERS:
+        return None
+    found = _OPENER.finditer(text)
+    return next(m for i, m in enumerate(found) if i == MAX_CONTAINERS).start()
 
 
 def _constant_at(text: str) -> int:
@@ -304,29 +330,66 @@ def json_path(path: list[str | int]) -> str:
 
 
 def locate(text: str, path: list[str | int]) -> int | None:
-    """The 1-based line where ``path`` starts in JSON or YAML ``text``; None if unknown."""
-    if yaml_hazard(text) is not None:
-        return None  # composing it could recurse past any limit, or never end
+    """The 1-based line where ``path`` starts in JSON or YAML ``text``; None if unknown.
+
+    Walks the parser's events and stops at the node: nothing is composed, so a 16 MB
+    document costs no node graph, one near its start costs almost nothing, and neither
+    nesting nor aliases can recurse.
+    """
+    events = yaml.parse(_SURROGATE.sub(_unpaired, text), Loader=_FAST_LOADER)
     try:
-        node = yaml.compose(_SURROGATE.sub(_unpaired, text), Loader=_FAST_LOADER)
-    except yaml.YAMLError:
+        node: yaml.Event = next(e for e in events if isinstance(e, yaml.NodeEvent))
+        line = _line(node)
+        for part in path:
+            if isinstance(node, yaml.MappingStartEvent):
+                found = _key(events, part)
+                if found is None:
+                    return line
+                line, node = _line(found), next(events)
+            elif isinstance(node, yaml.SequenceStartEvent) and isinstance(part, int):
+                for _ in range(part):
+                    if _skip(events) is None:
+                        return line
+                item = next(events)
+                if isinstance(item, yaml.SequenceEndEvent):
+                    return line
+                line, node = _line(item), item
+            else:
+                return line
+        return line
+    except (yaml.YAMLError, StopIteration):
         return None
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in path:
-        if isinstance(node, yaml.MappingNode):
-            found = [(k, v) for k, v in node.value if k.value == part]
-            if not found:
-                return line
-            key, node = found[0]
-            line = key.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                return line
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
+
+
+def _key(events: Iterator[yaml.Event], part: str | int) -> yaml.Event | None:
+    """The key event of ``part`` in the mapping being read, its value next; None if absent."""
+    while True:
+        key = next(events)
+        if isinstance(key, yaml.MappingEndEvent):
+            return None
+        if isinstance(key, yaml.ScalarEvent) and key.value == part:
+            return key
+        _skip(events, key)
+        _skip(events)
+
+
+def _skip(events: Iterator[yaml.Event], first: yaml.Event | None = None) -> yaml.Event | None:
+    """Read one whole node (starting at ``first`` when given); None at its parent's end."""
+    event = first or next(events)
+    if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+        return None
+    depth = int(isinstance(event, yaml.CollectionStartEvent))
+    while depth:
+        inner = next(events)
+        if isinstance(inner, yaml.CollectionStartEvent):
+            depth += 1
+        elif isinstance(inner, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    return event
+
+
+def _line(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
 
 
 # JSON escapes a character past U+FFFF as a surrogate pair (json.dumps does by default, an

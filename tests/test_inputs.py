@@ -11,6 +11,8 @@ from conchcheck.files import json_path, load_tools, locate
 
 TEXT = '{\n  "tools": [\n    {"name": "a"},\n    {\n      "name": 3\n    }\n  ]\n}\n'
 
+CROWDED = "holds more than 300000 objects and lists, the most conchcheck reads"
+
 
 @pytest.mark.parametrize(
     ("path", "line"),
@@ -101,6 +103,16 @@ def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> N
             "2: $: nested more than 128 levels deep (column 130).",
             id="100k-deep-unclosed",
         ),
+        pytest.param(
+            "[" + "{}," * 299_999 + "\n[]]",
+            f"2: $: {CROWDED} (column 1).",
+            id="one-list-past-300000-containers",
+        ),
+        pytest.param(
+            '["' + "{" * 400_000 + '"]',
+            f"1: $: {CROWDED} (column 300002).",
+            id="brackets-in-text-count-too",
+        ),
         pytest.param('{"a": NaN}', "1: not JSON: NaN is not a JSON number (column 7).", id="nan"),
         pytest.param(
             '{"NaN": "Infinity",\n "b": Infinity}',
@@ -119,11 +131,18 @@ def test_json_files_are_strict_and_shallow(tmp_path: Path, text: str, message: s
     assert str(caught.value) == f"{path}:{message}"
 
 
-def test_json_as_deep_as_the_limit_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[" * 128 + "]" * 128, id="as-deep-as-the-limit"),
+        pytest.param("[" + "{}," * 299_998 + "[]]", id="as-many-containers-as-the-limit"),
+    ],
+)
+def test_json_at_the_limits_is_read(tmp_path: Path, text: str) -> None:
     from conchcheck.files import load_json
 
     path = tmp_path / "f.json"
-    path.write_text("[" * 128 + "]" * 128)
+    path.write_text(text)
     assert load_json(path)[0] is not None
 
 
@@ -154,6 +173,10 @@ ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the va
             (129, "$", "nested more than 128 levels deep"),
             id="block-past-the-limit",
         ),
+        pytest.param(
+            "- a: 1\n" * 300_000, (300_000, "$", CROWDED), id="a-list-and-300000-mappings"
+        ),
+        pytest.param("- a: 1\n" * 299_999, None, id="a-list-and-299999-mappings"),
         pytest.param("a: [1, 2\n", None, id="not-yaml-is-the-loaders-to-report"),
         pytest.param("[" * 128 + "]" * 128, None, id="at-the-limit"),
     ],
@@ -165,8 +188,29 @@ def test_yaml_hazards(text: str, hazard: tuple[int, str, str] | None) -> None:
     assert (None if found is None else (found.line, json_path(found.path), found.message)) == hazard
 
 
-def test_locate_gives_up_on_a_hazard_instead_of_composing_it() -> None:
-    assert locate("a: " + "[" * 100_000, ["a"]) is None
+BOMB = "a: &a [x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(20)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line"),
+    [
+        pytest.param("a: " + "[" * 100_000, ["a"], 1, id="stops-before-a-deep-value"),
+        pytest.param("a: " + "[" * 100_000, ["a", 0, 0], None, id="into-past-libyamls-limit"),
+        pytest.param("a: " + "[" * 100_000, ["b"], None, id="past-a-deep-value"),
+        pytest.param(BOMB + "z:\n  k: 1\n", ["z", "k"], 23, id="past-an-alias-bomb-unexpanded"),
+        pytest.param(BOMB, ["u", 1], 21, id="an-alias-is-one-node"),
+        pytest.param("a:\n  - 1\n  - 2\n", ["a", 5], 1, id="index-past-the-end"),
+        pytest.param("a:\n  - 1\n  - {b: 2}\n", ["a", 1, "b"], 3, id="into-a-list"),
+        pytest.param("a: {b: 1}\n", ["a", 0], 1, id="an-index-into-a-mapping"),
+        pytest.param("a: [1, 2\n", ["b"], None, id="not-yaml-past-the-error"),
+    ],
+)
+def test_locate_walks_events_without_composing(
+    text: str, path: list[str | int], line: int | None
+) -> None:
+    assert locate(text, path) == line
 
 
 # -- folders a probe will write to --------------------------------------------------------
