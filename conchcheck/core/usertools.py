@@ -10,6 +10,8 @@ from typing import Any
 
 SMOKE_PREFIX = "smoke-"
 """A smoke prompt's id is this and its tool's name."""
+MAX_TOOLS = 512
+"""The most tools a probe of the user's tools takes (MCP servers list up to a few hundred)."""
 
 
 class Origin(str, Enum):

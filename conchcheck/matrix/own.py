@@ -25,7 +25,7 @@ from conchcheck.core.matching import (
 )
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import Tool
-from conchcheck.core.usertools import SMOKE_PREFIX, Origin, OwnTool, SmokeArgument
+from conchcheck.core.usertools import MAX_TOOLS, SMOKE_PREFIX, Origin, OwnTool, SmokeArgument
 from conchcheck.errors import InputError
 from conchcheck.files import json_path, read_text
 from conchcheck.matrix.loader import MatrixChecker, MatrixError, build_prompt
@@ -34,8 +34,6 @@ from conchcheck.matrix.schemawalk import metaschema
 
 OWN_MATRIX = "own-tools"
 """The name of a matrix made of the user's tools."""
-MAX_TOOLS = 512
-"""The most tools a probe of the user's tools takes (MCP servers list up to a few hundred)."""
 
 
 def own_matrix(

@@ -2,8 +2,12 @@
 
 The name is the ``operationId``, else the method and path made a valid tool name; the
 parameters are the path and query parameters plus a JSON request body (as ``body``).
-``$ref``s to the document's own components are inlined to ``MAX_REF_DEPTH``; a recursive
-schema stops there as an open ``{}``. Any problem is one ``file:line: path: message`` line.
+``$ref``s to the document's own components are inlined (a provider takes no ``$ref`` to a
+document it never sees). A ``$ref`` met again inside its own expansion, or past
+``MAX_REF_DEPTH`` chained ones, is cut: it takes any value, and its description names the
+``$ref``. A tool whose schema would still pass ``MAX_NODES`` nodes or ``MAX_DEPTH`` levels is
+a problem, as is a document of more operations than a probe takes tools. Any problem is one
+``file:line: path: message`` line.
 """
 
 from __future__ import annotations
@@ -12,14 +16,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from conchcheck.core.nesting import MAX_DEPTH
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import Tool
+from conchcheck.core.usertools import MAX_TOOLS
 from conchcheck.errors import InputError
 from conchcheck.files import problem
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 MAX_REF_DEPTH = 8
 """``$ref``s followed inside one another before a schema is cut off as ``{}``."""
+MAX_NODES = 10_000
+"""Schema nodes one tool may take once its ``$ref``s are written out. Each ``$ref`` is
+inlined where it is used, so refs that fan out (ten properties of one schema naming the next,
+eight schemas deep) would be 10**8 nodes; real APIs' largest tools are a few thousand."""
 MAX_NAME = 64
 """The longest tool name providers take (OpenAI, Anthropic, Gemini)."""
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -45,8 +55,16 @@ def openapi_tools(document: Any, text: str, name: str) -> list[Tool]:
     paths = document.get("paths")
     if not isinstance(paths, Mapping):
         raise reader.problem(["paths"] if "paths" in document else [], "expected a 'paths' object")
+    operations = sum(
+        method in item for item in paths.values() if isinstance(item, Mapping) for method in METHODS
+    )
+    if operations > MAX_TOOLS:
+        # Counted before any is built: 100,000 operations would be 100,000 tools in memory.
+        raise reader.problem(
+            ["paths"], f"{operations} operations, more than the {MAX_TOOLS} tools a probe takes"
+        )
     tools: list[Tool] = []
-    taken: set[str] = set()
+    taken: dict[str, int] = {}
     for route, item in paths.items():
         where: Path = ["paths", str(route)]
         if not isinstance(item, Mapping):
@@ -66,6 +84,8 @@ def openapi_tools(document: Any, text: str, name: str) -> list[Tool]:
 class _Reader:
     def __init__(self, document: Mapping[str, Any], text: str, name: str) -> None:
         self.document, self.text, self.name = document, text, name
+        self.nodes = 0  # the schema nodes written out for the tool being read
+        self.tool_name = ""
 
     def problem(self, path: Path, message: str) -> InputError:
         return problem(self.name, self.text, path, message)
@@ -79,13 +99,15 @@ class _Reader:
         where: Path,
     ) -> Tool:
         own = self.parameters(operation.get("parameters", []), [*where, "parameters"])
+        name = _name(operation.get("operationId"), method, route)
+        self.nodes, self.tool_name = 0, name
         properties: dict[str, Any] = {}
         required: list[str] = []
         # An operation's parameter overrides the path item's one of the same name and place.
         for (place, pname), parameter in {**shared, **own}.items():
             if place not in _MODEL_PARAMETERS:
                 continue
-            schema = dict(self.inline(parameter.get("schema", {}), where, 0))
+            schema = dict(self.inline(parameter.get("schema", {}), where))
             if isinstance(parameter.get("description"), str):
                 schema.setdefault("description", parameter["description"])
             properties[pname] = schema
@@ -100,7 +122,7 @@ class _Reader:
         if required:
             parameters["required"] = required
         summary = operation.get("summary") or operation.get("description") or ""
-        return Tool(_name(operation.get("operationId"), method, route), str(summary), parameters)
+        return Tool(name, str(summary), parameters)
 
     def parameters(self, raw: Any, where: Path) -> dict[tuple[str, str], Mapping[str, Any]]:
         if not isinstance(raw, list):
@@ -129,7 +151,7 @@ class _Reader:
         media = content[kind]
         if not isinstance(media, Mapping):
             raise self.problem([*where, "content", kind], "expected a media type object")
-        schema = self.inline(media.get("schema", {}), [*where, "content", kind, "schema"], 0)
+        schema = self.inline(media.get("schema", {}), [*where, "content", kind, "schema"])
         return schema, bool(body.get("required"))
 
     def deref(self, node: Any, where: Path) -> Mapping[str, Any]:
@@ -149,17 +171,35 @@ class _Reader:
             raise self.problem(where, f"$ref {ref!r} names nothing in this document")
         return found
 
-    def inline(self, node: Any, where: Path, depth: int) -> Any:
-        """``node`` with every local ``$ref`` replaced by what it names."""
+    def inline(self, node: Any, where: Path, refs: tuple[str, ...] = (), depth: int = 0) -> Any:
+        """``node`` with every local ``$ref`` replaced by what it names; ``refs`` are the
+        ``$ref``s being written out around it."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self.problem(
+                where,
+                f"the schema of tool '{self.tool_name}' passes {MAX_NODES} nodes with each"
+                " $ref written out",
+            )
+        if depth > MAX_DEPTH:
+            raise self.problem(
+                where,
+                f"the schema of tool '{self.tool_name}' is nested more than {MAX_DEPTH} levels"
+                " with each $ref written out",
+            )
         if isinstance(node, list):
-            return [self.inline(item, where, depth) for item in node]
+            return [self.inline(item, where, refs, depth + 1) for item in node]
         if not isinstance(node, Mapping):
             return node
         if "$ref" in node:
-            if depth >= MAX_REF_DEPTH:
-                return {}  # a recursive schema: past here anything is accepted
-            return self.inline(self.target(node["$ref"], where), where, depth + 1)
-        return {key: self.inline(value, where, depth) for key, value in node.items()}
+            ref = node["$ref"]
+            # Cut, the schema takes any value, and says which $ref was not written out.
+            if ref in refs:
+                return {"description": f"Any value: {ref} again, not written out inside itself."}
+            if len(refs) >= MAX_REF_DEPTH:
+                return {"description": f"Any value: {ref}, past {MAX_REF_DEPTH} $refs in a chain."}
+            return self.inline(self.target(ref, where), where, (*refs, ref), depth)
+        return {key: self.inline(value, where, refs, depth + 1) for key, value in node.items()}
 
 
 def _name(operation_id: Any, method: str, route: str) -> str:
@@ -169,11 +209,15 @@ def _name(operation_id: Any, method: str, route: str) -> str:
     return (_NOT_NAME.sub("_", raw).strip("_") or method)[:MAX_NAME]
 
 
-def _unique(tool: Tool, taken: set[str]) -> Tool:
-    name, count = tool.name, 1
+def _unique(tool: Tool, taken: dict[str, int]) -> Tool:
+    """``tool``, renamed ``name_2``, ``name_3``… when its name is taken. ``taken`` maps each
+    name to the last suffix tried for it, so a thousand operations of one ``operationId``
+    cost a thousand steps, not half a million."""
+    name, count = tool.name, taken.get(tool.name, 1)
     while name in taken:
         count += 1
         suffix = f"_{count}"
         name = tool.name[: MAX_NAME - len(suffix)] + suffix
-    taken.add(name)
+    taken[tool.name] = count
+    taken.setdefault(name, 1)
     return tool if name == tool.name else Tool(name, tool.description, tool.parameters)

@@ -10,6 +10,7 @@ import pytest
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.sources import read_tools
+from tests.sources.documents import api, fan_out, nested_chain, operations, self_refs
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = Tool("get_weather", "Weather for a city.", SCHEMA)
@@ -116,11 +117,13 @@ def test_openapi_operations_become_tools(tmp_path: Path) -> None:
     assert body["required"] == ["body"]
     pet = body["properties"]["body"]
     assert pet["required"] == ["name"]
-    # The Pet -> Owner -> Pet cycle is inlined to the depth limit, then left open.
-    node = pet
-    for _ in range(3):
-        node = node["properties"]["owner"]["properties"]["pets"]["items"]
-    assert node["type"] == "object"
+    # The Pet -> Owner -> Pet cycle is written out once, then cut where Pet comes back.
+    assert pet["properties"]["owner"]["properties"]["pets"] == {
+        "type": "array",
+        "items": {
+            "description": "Any value: #/components/schemas/Pet again, not written out inside itself."
+        },
+    }
     assert tools[2].parameters == {
         "type": "object",
         "properties": {"petId": {"type": "string"}},
@@ -200,3 +203,53 @@ def test_bad_sources(source: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
         read_tools(source)
     assert str(caught.value) == message
+
+
+# -- hostile OpenAPI documents (issue 23) ---------------------------------------------------
+
+
+AGAIN = {"description": "Any value: #/components/schemas/S0 again, not written out inside itself."}
+BODY = "$.paths./r0.post.requestBody.content.application/json.schema"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(api(fan_out(10, 8)), f"1: {BODY}: the schema of tool 'op0' passes 10000 nodes with each $ref written out.", id="refs-fanning-out-to-10e8-nodes"),
+        pytest.param(api(nested_chain(20, 8)), f"1: {BODY}: the schema of tool 'op0' is nested more than 128 levels with each $ref written out.", id="refs-chained-past-128-levels"),
+        pytest.param(operations(100_000), "1: $.paths: 100000 operations, more than the 512 tools a probe takes.", id="100000-operations"),
+        pytest.param(operations(20_000, same_id=True), "1: $.paths: 20000 operations, more than the 512 tools a probe takes.", id="20000-operations-of-one-operationid"),
+        pytest.param(operations(513), "1: $.paths: 513 operations, more than the 512 tools a probe takes.", id="one-operation-too-many"),
+    ],
+)  # fmt: skip
+def test_a_hostile_openapi_document_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, "api.json", text)
+    with pytest.raises(InputError) as caught:
+        read_tools(path)
+    assert str(caught.value) == f"{path}:{message}"
+
+
+@pytest.mark.parametrize(
+    ("schemas", "body"),
+    [
+        # Ten properties each naming the schema they are in: it is written out once.
+        pytest.param(self_refs(10), {"type": "object", "properties": {f"p{k}": AGAIN for k in range(10)}}, id="recursive-fan-out-cut-at-its-return"),
+        pytest.param(fan_out(3, 2), {"type": "object", "properties": {f"p{k}": {"type": "object", "properties": {f"p{j}": {"type": "string"} for j in range(3)}} for k in range(3)}}, id="a-small-fan-out-written-out"),
+        # Eight chained $refs (the body's own and seven links) are followed; a ninth is left open.
+        pytest.param(nested_chain(0, 8), {"description": "Any value: #/components/schemas/S8, past 8 $refs in a chain."}, id="a-ninth-chained-ref-cut"),
+        pytest.param(nested_chain(0, 7), {"type": "string"}, id="eight-chained-refs-followed"),
+    ],
+)  # fmt: skip
+def test_refs_are_written_out_within_bounds(
+    tmp_path: Path, schemas: dict[str, object], body: object
+) -> None:
+    [tool] = read_tools(write(tmp_path, "api.json", api(schemas)))
+    assert tool.parameters == {"type": "object", "properties": {"body": body}}
+
+
+def test_operations_of_one_operationid_are_numbered() -> None:
+    from conchcheck.sources.openapi import openapi_tools
+
+    text = operations(512, same_id=True)
+    names = [t.name for t in openapi_tools(json.loads(text), text, "api.json")]
+    assert names == ["op", *(f"op_{i}" for i in range(2, 513))]

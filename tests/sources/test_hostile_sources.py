@@ -30,6 +30,7 @@ from conchcheck.sources.environment import DEFAULT_NAMES
 from tests.emulators.model import ignores_tools
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.server import EmulatorServer, Fault, Handler, Received, Response
+from tests.sources.documents import api, fan_out, operations, self_refs
 from tests.sources.hostile_servers import http_reply
 from tests.test_secrets import PLAIN, PREFIXED, forms
 
@@ -46,6 +47,7 @@ DEEP_AT = 2747
 """Where the deep-schema tool's tools/list message passes 128 levels."""
 RSS_BOUND_MB = 200
 """A probe's peak memory, whatever its sources do (issue 10's bound)."""
+BODY = "$.paths./r0.post.requestBody.content.application/json.schema"
 
 
 def stdio(behaviour: str, marker: Path) -> str:
@@ -311,3 +313,32 @@ def test_a_hostile_http_server_through_the_command_line(
         return
     [noted] = json.loads(probed.files["out/results.json"])["own_tools"]
     assert noted["description"] == "Bearer [redacted] is not valid for this server"
+
+
+@pytest.mark.parametrize(
+    ("document", "code", "line"),
+    [
+        pytest.param(api(fan_out(10, 8)), 2, f"conchcheck: {{path}}:1: {BODY}: the schema of tool 'op0' passes 10000 nodes with each $ref written out.", id="refs-fanning-out-to-10e8-nodes"),
+        pytest.param(operations(100_000), 2, "conchcheck: {path}:1: $.paths: 100000 operations, more than the 512 tools a probe takes.", id="100000-operations"),
+        # 600,000 objects: refused before they are parsed, which would take 300 MB.
+        pytest.param(operations(100_000, body=True), 2, "conchcheck: {path}:1: $: holds more than 300000 objects and lists, the most conchcheck reads (column 6527776).", id="100000-operations-with-bodies"),
+        pytest.param(operations(20_000, same_id=True), 2, "conchcheck: {path}:1: $.paths: 20000 operations, more than the 512 tools a probe takes.", id="20000-operations-of-one-operationid"),
+        pytest.param(api(self_refs(6)), 0, "", id="six-refs-to-itself"),
+        pytest.param(api(fan_out(3, 2)), 0, "", id="a-small-fan-out"),
+    ],
+)  # fmt: skip
+def test_a_hostile_openapi_document_through_the_command_line(
+    serve: Serve, tmp_path: Path, document: str, code: int, line: str
+) -> None:
+    path = tmp_path / "doc" / "api.json"
+    path.parent.mkdir()
+    path.write_text(document)
+    probed = probe(serve, tmp_path, str(path))
+    assert probed.code == code, probed.stderr
+    assert probed.rss_mb < RSS_BOUND_MB
+    files = {name for name in probed.files if not name.startswith("doc/")}
+    if code == 2:
+        assert (probed.stdout, probed.stderr) == ("", line.replace("{path}", str(path)) + "\n")
+        assert files == set() and probed.sent == []
+        return
+    assert {name.split("/")[0] for name in files} == {"out"}
