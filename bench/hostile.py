@@ -8,6 +8,8 @@ The baseline row is the same probe against a well-behaved emulator, measured in 
 The tool-source rows probe with ``--tools`` from a hostile MCP stdio server
 (``tests/sources/hostile_servers.py``) and print its peak RSS and wall time; each ends in one
 line and exit 2 before any request, except the endless stderr, which is read and thrown away.
+The document rows do the same with hostile OpenAPI documents and tools files
+(``tests/sources/documents.py``), beside a small well-formed document (the baseline).
 
 Run: .venv/bin/python bench/hostile.py
 """
@@ -30,6 +32,7 @@ from tests.emulators.model import Answer, Asked, Call
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
 from tests.emulators.server import EmulatorServer
+from tests.sources.documents import api, fan_out, operations, self_refs
 
 RSS_BOUND_MB = 200
 OUTPUT_BOUND_MB = 10
@@ -101,8 +104,34 @@ SOURCE_KINDS = ("many-tools", "deep-line", "deep-schema", "nan", "notify-flood",
 HOSTILE_SOURCE = Path(__file__).parent.parent / "tests" / "sources" / "hostile_servers.py"
 
 
-def probe_source(kind: str) -> tuple[float, float, int]:
+DOCUMENTS = {
+    "baseline": lambda: api(fan_out(3, 2)),
+    "refs-10e8-nodes": lambda: api(fan_out(10, 8)),
+    "refs-to-itself-6": lambda: api(self_refs(6)),
+    "operations-100k": lambda: operations(100_000),
+    "ops-100k-bodies": lambda: operations(100_000, body=True),
+    "ops-20k-one-id": lambda: operations(20_000, same_id=True),
+    "16mb-of-{},": lambda: "[" + "{}," * ((16 << 20) // 3 - 1) + "{}]",
+}
+"""Each hostile document measured (JSON text), by the name its row shows."""
+
+
+def probe_document(text: str) -> tuple[float, float, int]:
+    """Peak RSS (MB), seconds and exit code of a probe whose --tools is a file of ``text``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tools.json"
+        path.write_text(text)
+        return probe_source(str(path))
+
+
+def probe_server(kind: str) -> tuple[float, float, int]:
     """Peak RSS (MB), seconds and exit code of a probe whose --tools server is ``kind``."""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(HOSTILE_SOURCE))} {kind}"
+    return probe_source(f"mcp:stdio:{command}")
+
+
+def probe_source(source: str) -> tuple[float, float, int]:
+    """Peak RSS (MB), seconds and exit code of a probe with ``--tools source``."""
     emulator = subprocess.Popen(
         [sys.executable, __file__, "--serve", "baseline"], stdout=subprocess.PIPE,
         stdin=subprocess.PIPE, text=True,
@@ -110,9 +139,6 @@ def probe_source(kind: str) -> tuple[float, float, int]:
     assert emulator.stdout is not None and emulator.stdin is not None
     url = emulator.stdout.readline().strip()
     with tempfile.TemporaryDirectory() as folder:
-        source = (
-            f"mcp:stdio:{shlex.quote(sys.executable)} {shlex.quote(str(HOSTILE_SOURCE))} {kind}"
-        )
         command = [
             sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url", url + "/v1",
             "--out", str(Path(folder) / "out"), "--quiet", "--timeout", "10", "--checks",
@@ -150,9 +176,14 @@ def main() -> None:
               f"{written:>5.2f} MB {OUTPUT_BOUND_MB:>3} MB")  # fmt: skip
     print(f"\n{'MCP server sends':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6}")
     for kind in SOURCE_KINDS:
-        rss, seconds, code = probe_source(kind)
+        rss, seconds, code = probe_server(kind)
         ok &= rss < RSS_BOUND_MB
         print(f"{kind:<16} {code:>4} {seconds:>8.1f} {rss:>6.0f} MB {RSS_BOUND_MB:>3} MB")
+    print(f"\n{'--tools file':<16} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'bound':>6}")
+    for name, document in DOCUMENTS.items():
+        rss, seconds, code = probe_document(document())
+        ok &= rss < RSS_BOUND_MB
+        print(f"{name:<16} {code:>4} {seconds:>8.1f} {rss:>6.0f} MB {RSS_BOUND_MB:>3} MB")
     print("all within bounds" if ok else "OUT OF BOUNDS")
 
 

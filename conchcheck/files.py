@@ -89,16 +89,17 @@ def _decode(raw: bytes, name: str) -> str:
 def load_json(source: Path | str) -> tuple[Any, str, str]:
     """Parse a JSON file strictly: (value, text, name). A config file is not mended."""
     text, name = read_text(source)
+    # Counted first: it costs a count in C, and bounds the token walk of the depth check.
+    crowded = _crowded(text)
+    if crowded is not None:
+        line, column = _position(text, crowded)
+        raise InputError(f"{name}:{line}: $: {_CROWDED} (column {column}).")
     deep = text_too_deep(text)
     if deep is not None:
         line, column = _position(text, deep)
         raise InputError(
             f"{name}:{line}: $: nested more than {MAX_DEPTH} levels deep (column {column})."
         )
-    crowded = _crowded(text)
-    if crowded is not None:
-        line, column = _position(text, crowded)
-        raise InputError(f"{name}:{line}: $: {_CROWDED} (column {column}).")
     try:
         return json.loads(text, parse_constant=_refuse_constant), text, name
     except ValueError as exc:
