@@ -36,7 +36,11 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     ``transport`` carries every request instead of the network (tests, a proxy); a replay
     answers from its recording instead, and a recording wraps it.
     """
-    replayed = load_recording(spec.replay) if spec.replay is not None else None
+    replayed = (
+        load_recording(spec.replay, spec.options.policy.max_body)
+        if spec.replay is not None
+        else None
+    )
     # A replay goes to the URLs it recorded, unless told otherwise.
     base_url = spec.base_url or (replayed.base_url if replayed else None)
     target = parse_target(spec.target, base_url=base_url, api=spec.api_family)

@@ -14,6 +14,10 @@ Sleep = Callable[[float], Awaitable[None]]
 """How a wire waits before a retry (tests pass one that only records the wait)."""
 
 
+MAX_BODY = 8 << 20
+"""The default ``Policy.max_body``: 8 MB."""
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     """Limits on one request: timeouts, retries, body size."""
@@ -31,7 +35,7 @@ class Policy:
     """The longest single wait; a provider asking for longer is not retried."""
     retry_budget: float = 90.0
     """Total seconds of waiting allowed across one request's retries."""
-    max_body: int = 8 << 20
+    max_body: int = MAX_BODY
     """Bytes of a reply, decoded, before it is abandoned as too large."""
     max_arguments: int = MAX_SIZE
     """Characters of one tool call's arguments; past the reader's own limit a reply is not

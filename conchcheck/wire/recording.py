@@ -290,8 +290,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 def _response(kept: Recorded, request: httpx.Request | None = None) -> httpx.Response:
     # A stream, not content=: httpx would read and decode bytes given whole, and the wire
     # decodes raw bytes itself within its cap.
+    # As bytes: httpx encodes text headers as ASCII, and decodes a server's non-ASCII ones as
+    # UTF-8 (else Latin-1) when recording, so UTF-8 gives back the text that was kept.
+    headers = [(k.encode(), v.encode()) for k, v in kept.headers]
     response = httpx.Response(
-        kept.status or 0, headers=kept.headers, stream=_Body(kept.body, kept.error)
+        kept.status or 0, headers=headers, stream=_Body(kept.body, kept.error)
     )
     if request is not None:
         response.request = request

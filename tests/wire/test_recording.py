@@ -125,6 +125,23 @@ def test_a_bad_recording_is_refused_before_any_request(
     assert wanted in " ".join(err.split())
 
 
+def test_a_header_that_is_not_ascii_replays(recorded: dict[str, Any], tmp_path: Path) -> None:
+    """httpx takes a text header as ASCII only: a recording's UTF-8 header value was a
+    UnicodeEncodeError traceback at the first replayed reply."""
+    data = json.loads(recorded["recording"].read_text())
+    for exchange in data["exchanges"]:
+        exchange["headers"].append(["retry-after", "héllo ✓"])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data, ensure_ascii=False))
+    code, _, err = run(
+        "openrouter:qwen/qwen3-8b", "--out", str(tmp_path / "o"), "--replay", str(edited)
+    )
+    assert (code, err) == (0, "")
+    assert normalised(tmp_path / "o" / "results.json") == normalised(
+        recorded["out"] / "results.json"
+    )
+
+
 def test_replaying_another_target_is_refused(recorded: dict[str, Any], tmp_path: Path) -> None:
     code, _, err = run(
         "vllm:m", "--out", str(tmp_path / "o"), "--replay", str(recorded["recording"])
