@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -43,6 +44,10 @@ def read_bytes(path: Path) -> bytes:
     The size is checked before reading and again while reading, so a device or a file that
     grows (``/dev/zero``) stops at the limit too.
     """
+    # Asked before opening: opening a named pipe waits for a writer that may never come.
+    kind = _not_regular(os.stat(path).st_mode)
+    if kind is not None:
+        raise InputError(f"{path}: is {kind}, not a regular file.", hint="Give a file's path.")
     with open(path, "rb") as handle:
         if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
             raise too_large(str(path))
@@ -50,6 +55,16 @@ def read_bytes(path: Path) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise too_large(str(path))
     return data
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None  # a folder: open() says so, in the words callers already use
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def too_large(name: str) -> InputError:
@@ -256,6 +271,30 @@ def folder_problem(path: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{made}is not writable"
     return None
+
+
+def link_inside(root: Path, folder: Path) -> Path | None:
+    """The first symbolic link among the folders from ``root`` (not itself: the user's to
+    choose) down to ``folder``; None when there is none, or ``folder`` is not inside ``root``.
+    A file written there would land wherever the link points."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        return None
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def linked(link: Path, root: Path) -> InputError:
+    """The error for a symbolic link found inside ``root`` where a file would be written."""
+    return InputError(
+        f"{link}: is a symbolic link inside {root}; conchcheck never writes through one.",
+        hint="Remove the link, or choose another folder with --out.",
+    )
 
 
 def load_schema(source: Path | str) -> dict[str, Any]:

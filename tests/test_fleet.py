@@ -299,6 +299,25 @@ def test_bad_input_is_exit_2_before_any_request(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_target_folder_that_is_a_link_is_refused_before_any_request(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """A folder inside --out that links elsewhere would take the target's results there."""
+    server = serve(OpenAIEmulator(oracle(load_matrix(str(TINY)))))
+    elsewhere, out = tmp_path / "elsewhere", tmp_path / "out"
+    elsewhere.mkdir()
+    out.mkdir()
+    link = out / folder("vllm:m", f"{server.url}/v1")
+    link.symlink_to(elsewhere, target_is_directory=True)
+    code, _, err = run(tmp_path, f"targets:\n  - target: vllm:m\n    base_url: {server.url}/v1\n")
+    assert (code, err) == (
+        2,
+        f"conchcheck: {link}: is a symbolic link inside {out}; conchcheck never writes through"
+        " one. Remove the link, or choose another folder with --out.\n",
+    )
+    assert server.received == [] and list(elsewhere.iterdir()) == []
+
+
 WORST = [
     pytest.param([0, 1, 4, 3], 3, id="unusable-first"),
     pytest.param([0, 1, 4], 4, id="then-stopped"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,6 +90,26 @@ def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> N
     assert str(caught.value) == f"{path}: larger than 16 MB, the most conchcheck reads."
     path.write_bytes(b" " * MAX_FILE_BYTES)
     assert len(read_text(path)[0]) == MAX_FILE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        pytest.param(lambda p: os.mkfifo(p), "a named pipe", id="a-fifo-would-wait-for-ever"),
+        pytest.param(lambda p: p.symlink_to("/dev/zero"), "a device", id="dev-zero"),
+        pytest.param(lambda p: p.symlink_to("/dev/null"), "a device", id="dev-null"),
+    ],
+)
+def test_only_a_regular_file_is_opened(
+    tmp_path: Path, make: Callable[[Path], None], kind: str
+) -> None:
+    from conchcheck.files import read_text
+
+    path = tmp_path / "tools.json"
+    make(path)
+    with pytest.raises(InputError) as caught:
+        read_text(path)
+    assert str(caught.value) == f"{path}: is {kind}, not a regular file."
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conchcheck.errors import ExitCode, InputError
-from conchcheck.files import folder_problem
+from conchcheck.files import folder_problem, link_inside, linked
 from conchcheck.probe import Probe
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.replacement import replace_file
@@ -56,6 +56,10 @@ def build_fleet(spec: FleetSpec, transport: Transport | None = None) -> FleetPla
         raise InputError(f"--out: {out}: {problem}.", hint="Choose another folder.")
     shard = spec.shard
     entries = tuple(e for e in file.entries if shard is None or shard.holds(e))
+    for entry in entries:
+        link = link_inside(out, out / entry.folder)
+        if link is not None:
+            raise linked(link, out)
     plans = tuple(build(_probe_spec(spec, out, entry), transport) for entry in entries)
     for plan in plans:
         # An unset key is that target's exit 3 (``execute_fleet``); any other is bad input.

@@ -68,9 +68,7 @@ def render_compatibility(
     for row in table.rows:
         # One server's APIs share a name; each badge file names its API then.
         name = badge.filename(row.name if shared[row.name] == 1 else f"{row.name} {row.api}")
-        while name in names:
-            name = name.removesuffix(".svg") + "-2.svg"
-        names.add(name)
+        name = badge.distinct(name, names)
         texts[f"{BADGES}/{name}"] = badge.render(row)
     return texts
 

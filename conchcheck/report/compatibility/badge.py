@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from html import escape
 
@@ -30,10 +31,32 @@ def badge_text(row: Row) -> str:
     return f"{dialect} · {mode} · {shown}"
 
 
+MAX_SLUG = 100
+"""The longest name a target's file or folder gets before the ``-2`` of a repeat: far inside
+the 255 bytes a file name may take, beside whatever suffix it is given."""
+
+
 def filename(target: str) -> str:
-    """``openrouter-qwen-qwen3-8b.svg``: the target in letters, digits, ``.``, ``_`` and ``-``."""
+    """``openrouter-qwen-qwen3-8b.svg``: the target in letters, digits, ``.``, ``_`` and ``-``;
+    past ``MAX_SLUG`` characters, cut with a hash of the whole target so two stay apart."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target).strip("-.") or "target"
+    if len(slug) > MAX_SLUG:
+        digest = hashlib.sha256(target.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        slug = f"{slug[: MAX_SLUG - 9].rstrip('-.')}-{digest}"
     return f"{slug}.svg"
+
+
+def distinct(name: str, taken: set[str]) -> str:
+    """``name``, or ``name-2``, ``name-3``… (before its extension), whichever no name in
+    ``taken`` equals ignoring case (``Model`` and ``model`` are one file on macOS and
+    Windows); the name chosen is added to ``taken``, in lower case."""
+    stem, dot, extension = name.rpartition(".") if name.endswith(".svg") else (name, "", "")
+    chosen, count = name, 1
+    while chosen.lower() in taken:
+        count += 1
+        chosen = f"{stem}-{count}{dot}{extension}"
+    taken.add(chosen.lower())
+    return chosen
 
 
 def render(row: Row) -> str:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from conchcheck.errors import InputError
-from conchcheck.report.compatibility.badge import filename
+from conchcheck.files import link_inside, linked
+from conchcheck.report.compatibility.badge import distinct, filename
 from conchcheck.results import ProbeResult
 
 Loaded = tuple[Path, ProbeResult]
@@ -99,6 +100,7 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
     refuse_duplicates(loaded)
     refuse_mixed_matrices(loaded)
     texts: dict[Path, str] = {}
+    folders: set[str] = set()
     entries = []
     apis: dict[str, set[str]] = {}
     for _, result in loaded:
@@ -106,9 +108,7 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
     for path, result in sorted(loaded, key=lambda item: _key(item[1])):
         # One server's several APIs: each folder names its API.
         name = result.target if len(apis[result.target]) == 1 else f"{result.target} {result.api}"
-        folder = filename(name).removesuffix(".svg")
-        while out / folder / RESULTS in texts:
-            folder += "-2"
+        folder = distinct(filename(name).removesuffix(".svg"), folders)
         # The file is copied as it was written: a merge never rewrites a shard's evidence.
         texts[out / folder / RESULTS] = path.read_text(encoding="utf-8")
         entries.append(
@@ -129,10 +129,16 @@ def merge(shards: Sequence[Path], out: Path) -> list[Path]:
 def write_folder(out: Path, texts: Mapping[Path, str]) -> list[Path]:
     """Write each file (under ``out``, its folders made) whole, 0644; the files, in order.
 
-    ``InputError`` naming ``out`` when one can't be written.
+    ``InputError`` naming ``out`` when one can't be written, and before any is written when a
+    folder inside ``out`` is a symbolic link.
     """
     from conchcheck.replacement import replace_file  # tempfile: off the CLI's start-up path
 
+    # Every folder is checked before the first write: a refusal leaves nothing half written.
+    for file in texts:
+        link = link_inside(out, file.parent)
+        if link is not None:
+            raise linked(link, out)
     written = []
     try:
         for file, text in texts.items():
