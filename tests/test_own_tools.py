@@ -124,6 +124,12 @@ def test_a_schema_that_is_not_json_schema_is_sent_once_as_invalid() -> None:
         pytest.param([("a.yaml", [one({}, f"t{i}") for i in range(MAX_TOOLS + 1)])],
                      f"--tools: the sources list {MAX_TOOLS + 1} tools, more than {MAX_TOOLS}.",
                      id="too-many-tools"),
+        pytest.param([("mcp:stdio:srv", [one({}, "n" * 100_000)])],
+                     "--tools: mcp:stdio:srv lists a tool whose name is 100000 characters long"
+                     f" ('{'n' * 40}…'), more than 128.", id="a-name-of-100000-characters"),
+        pytest.param([("a.yaml", [one({}, "n" * 129)])],
+                     "--tools: a.yaml lists a tool whose name is 129 characters long"
+                     f" ('{'n' * 40}…'), more than 128.", id="one-past-mcps-128"),
     ],
 )  # fmt: skip
 def test_tool_sets_refused(sourced: Any, message: str) -> None:

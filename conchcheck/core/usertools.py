@@ -12,6 +12,11 @@ SMOKE_PREFIX = "smoke-"
 """A smoke prompt's id is this and its tool's name."""
 MAX_TOOLS = 512
 """The most tools a probe of the user's tools takes (MCP servers list up to a few hundred)."""
+MAX_NAME = 128
+"""The longest tool name a probe of the user's tools takes: MCP's own bound ("Tool names
+SHOULD be between 1 and 128 characters", specification 2025-11-25, server/tools). Providers
+take 64 (OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``): a name between the two is
+probed, and their refusals say so."""
 
 
 class Origin(str, Enum):

@@ -25,7 +25,14 @@ from conchcheck.core.matching import (
 )
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import Tool
-from conchcheck.core.usertools import MAX_TOOLS, SMOKE_PREFIX, Origin, OwnTool, SmokeArgument
+from conchcheck.core.usertools import (
+    MAX_NAME,
+    MAX_TOOLS,
+    SMOKE_PREFIX,
+    Origin,
+    OwnTool,
+    SmokeArgument,
+)
 from conchcheck.errors import InputError
 from conchcheck.files import json_path, read_text
 from conchcheck.matrix.loader import MatrixChecker, MatrixError, build_prompt
@@ -51,6 +58,12 @@ def own_matrix(
     named: dict[str, tuple[str, Tool]] = {}
     for source, listed in sourced:
         for tool in listed:
+            if len(tool.name) > MAX_NAME:
+                raise InputError(
+                    f"--tools: {source} lists a tool whose name is {len(tool.name)} characters"
+                    f" long ('{tool.name[:40]}…'), more than {MAX_NAME}.",
+                    hint=f"MCP tool names are at most {MAX_NAME} characters; providers take 64.",
+                )
             if tool.name in named:
                 raise InputError(
                     f"--tools: two tools are named '{tool.name}' ({named[tool.name][0]} and "

@@ -13,6 +13,7 @@ it) and lists one tool, ``ping``, unless its behaviour says otherwise:
   an SSE event, over HTTP);
 - ``nan``, ``infinity``, ``huge-number``: tool ``weigh``'s schema holds ``NaN``,
   ``-Infinity`` or ``1e400`` (which Python reads as infinity);
+- ``long-name``: one tool whose name is 100,000 characters;
 - ``many-tools``: ``MANY`` tools, ``PAGE`` a page; ``loop-cursor``: an empty page whose
   cursor is always the same;
 - ``chatter``: a banner on stdout before any JSON-RPC;
@@ -77,6 +78,8 @@ def tools_for(behaviour: str, cursor: str | None, environ: dict[str, str]) -> di
         schema = {"type": "object", "properties": {"kg": {"type": "number", "maximum": odd}}}
         weigh = {"name": "weigh", "inputSchema": schema}
         return {"tools": [{"name": "ping", "inputSchema": obj}, weigh]}
+    if behaviour == "long-name":
+        return {"tools": [{"name": "n" * 100_000, "inputSchema": obj}]}
     if behaviour == "many-tools":
         start = int(cursor or 0)
         page = [{"name": f"t{i}", "inputSchema": obj} for i in range(start, start + PAGE)]
