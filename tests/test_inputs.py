@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, load_tools, locate
+from conchcheck.files import load_tools
+from conchcheck.yamlevents import json_path, locate
 
 TEXT = '{\n  "tools": [\n    {"name": "a"},\n    {\n      "name": 3\n    }\n  ]\n}\n'
 
@@ -204,7 +205,7 @@ ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the va
     ],
 )
 def test_yaml_hazards(text: str, hazard: tuple[int, str, str] | None) -> None:
-    from conchcheck.files import yaml_hazard
+    from conchcheck.yamlevents import yaml_hazard
 
     found = yaml_hazard(text)
     assert (None if found is None else (found.line, json_path(found.path), found.message)) == hazard

@@ -21,6 +21,7 @@ LAYER_OF = {
     "jsonschemas": "base",
     "core": "core",
     "files": "files",
+    "yamlevents": "files",
     "replacement": "files",
     "wire": "wire",
     "matrix": "matrix",

@@ -27,10 +27,11 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from conchcheck.capabilities.entry import Entry, entry_of, entry_to_data, parse_timestamp
 from conchcheck.errors import ConchcheckError, InputError
-from conchcheck.files import folder_problem, json_path, locate, read_bytes, yaml_hazard
+from conchcheck.files import folder_problem, read_bytes
 from conchcheck.redaction import held
 from conchcheck.replacement import replace_file
 from conchcheck.wire.providers import ApiFamily
+from conchcheck.yamlevents import FAST_LOADER, json_path, locate, yaml_hazard
 
 if sys.platform == "win32":
     import msvcrt
@@ -44,8 +45,6 @@ READS = (1, 2, 3)
 LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another conchcheck's lock before giving up."""
 CORRUPT_HINT = "Move it aside or run `conchcheck cache clear --force`."
-# Reading is what apps, CI and --use-cache do most: use libyaml when PyYAML was built with it.
-_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HEADER = "# conchcheck capability file: written by `conchcheck probe`, read by apps and CI.\n"
 
 
@@ -280,7 +279,7 @@ def _yaml(name: str, text: str) -> Any:
     if hazard is not None:
         raise CacheError(hazard.located(name) + ".", hint=CORRUPT_HINT)
     with suppress(yaml.YAMLError):
-        return yaml.load(text, Loader=_FAST_LOADER)
+        return yaml.load(text, Loader=FAST_LOADER)
     # libyaml words its errors its own way; the pure loader's words are the same everywhere.
     try:
         return yaml.safe_load(text)

@@ -14,6 +14,12 @@ from typing import Any
 
 MAX_DEPTH = 128
 """Deeper than any real tool schema or reply (the deepest MCP schema in tests/data is 9)."""
+MAX_CONTAINERS = 300_000
+"""The most objects and lists one file may hold. Parsed, each costs Python 60 to 250 bytes:
+16 MB of ``{},`` would be 5.6 million dicts and 430 MB. A probe's results.json holds about
+11 per KB (6,600 in 586 KB), so one at the 16 MB cap is some 180,000."""
+CROWDED = f"holds more than {MAX_CONTAINERS} objects and lists, the most conchcheck reads"
+"""What a file past ``MAX_CONTAINERS`` is told."""
 
 # A string (escapes skipped, an unclosed one runs to the end) or a bracket: strings are
 # stepped over whole, so a bracket inside one is never counted. Unrolled, so linear.

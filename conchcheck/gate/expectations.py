@@ -17,15 +17,14 @@ import yaml
 
 from conchcheck import jsonschemas
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, locate, read_text, yaml_hazard
+from conchcheck.files import read_text
 from conchcheck.gate.bounds import Bound
 from conchcheck.gate.knobs import FIELDS, Wanted, wanted
 from conchcheck.gate.runs import RATES
+from conchcheck.yamlevents import FAST_LOADER, json_path, locate, yaml_hazard
 
 DEFAULT = "*"
 HINT = "The expectations file follows conchcheck/jsonschemas/expectations.schema.json."
-# Loaded the way the capability file is: libyaml when present, the same events either way.
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +84,7 @@ def load_expectations(path: Path | str) -> Expectations:
     if hazard is not None:
         raise InputError(hazard.located(name) + ".", hint=HINT)
     try:
-        data = yaml.load(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=FAST_LOADER)
     except yaml.YAMLError:
         data = _pure(text, name)
     found = _problems(text, data)

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import yaml
 
 from conchcheck import jsonschemas
-from conchcheck.files import json_path, yaml_hazard
+from conchcheck.yamlevents import json_path, yaml_hazard
 
 MAX_DEPTH = 64
 """Deeper YAML is reported, not read (it also stops recursive aliases)."""

@@ -22,7 +22,7 @@ from conchcheck.core.matching import ArgumentMatcher, Expectation, ExpectedCall,
 from conchcheck.core.schemas import resolve_ref
 from conchcheck.core.tools import ChoiceMode, Tool, ToolChoice
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, read_text
+from conchcheck.files import read_text
 from conchcheck.matrix.document import MAX_DEPTH, DocumentChecker
 from conchcheck.matrix.model import (
     MAX_COPIES,
@@ -34,6 +34,7 @@ from conchcheck.matrix.model import (
     digest,
 )
 from conchcheck.matrix.schemawalk import metaschema, schema_nodes, stray_keys
+from conchcheck.yamlevents import json_path
 
 _Path = list[str | int]
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")

@@ -34,10 +34,11 @@ from conchcheck.core.usertools import (
     SmokeArgument,
 )
 from conchcheck.errors import InputError
-from conchcheck.files import json_path, read_text
+from conchcheck.files import read_text
 from conchcheck.matrix.loader import MatrixChecker, MatrixError, build_prompt
 from conchcheck.matrix.model import Matrix, Prompt, SchemaCase, digest
 from conchcheck.matrix.schemawalk import metaschema
+from conchcheck.yamlevents import json_path
 
 OWN_MATRIX = "own-tools"
 """The name of a matrix made of the user's tools."""

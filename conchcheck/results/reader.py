@@ -24,7 +24,7 @@ from conchcheck.core.excerpt import excerpt
 from conchcheck.core.fidelity import FieldChange
 from conchcheck.core.usertools import OwnTool
 from conchcheck.errors import InputError
-from conchcheck.files import load_json, locate, problem
+from conchcheck.files import load_json, problem
 from conchcheck.results.cells import Cell, CellMode, Stage
 from conchcheck.results.evidence import ReplyEvidence
 from conchcheck.results.facts import (
@@ -42,6 +42,7 @@ from conchcheck.results.verdict import Verdict
 from conchcheck.results.versions import upgrade
 from conchcheck.wire.catalogue import ModelInfo
 from conchcheck.wire.providers import ApiFamily
+from conchcheck.yamlevents import locate
 
 READS = (1, 2, 3)
 """The versions of the file this conchcheck reads."""

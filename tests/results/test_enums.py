@@ -27,7 +27,6 @@ from conchcheck.cli import app
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.fidelity import FieldChange
 from conchcheck.core.usertools import OwnTool
-from conchcheck.files import json_path, locate
 from conchcheck.results import facts as facts_module
 from conchcheck.results.cells import Cell
 from conchcheck.results.evidence import ReplyEvidence
@@ -37,6 +36,7 @@ from conchcheck.results.result import ProbeResult, RunInfo
 from conchcheck.results.verdict import Verdict
 from conchcheck.wire.catalogue import ModelInfo
 from conchcheck.wire.providers import ApiFamily
+from conchcheck.yamlevents import json_path, locate
 
 ROOT = Path(__file__).parent.parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "results.json"
