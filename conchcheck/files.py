@@ -13,6 +13,7 @@ is walked ("billion laughs"), so each of these would otherwise crash or hang the
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -110,7 +111,14 @@ def load_json(source: Path | str) -> tuple[Any, str, str]:
             f"{name}:{line}: $: nested more than {MAX_DEPTH} levels deep (column {column})."
         )
     try:
-        return json.loads(text, parse_constant=_refuse_constant), text, name
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+        return value, text, name
+    except _Infinite as exc:
+        line, column = _position(text, _constant_at(text, exc.literal))
+        raise InputError(
+            f"{name}:{line}: {exc.literal} is not a finite number; it reads as infinity"
+            f" (column {column})."
+        ) from None
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             line, column = _position(text, _constant_at(text))
@@ -123,11 +131,28 @@ def load_json(source: Path | str) -> tuple[Any, str, str]:
 
 
 # Python's json reads NaN and Infinity, which JSON has not: a strict file refuses them.
-_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_CONSTANT = re.compile(_STRING + "|(-?Infinity|NaN)")
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+class _Infinite(ValueError):
+    """A JSON number past a double's range (``1e400``): JSON, but Python reads infinity,
+    which no JSON writer takes (a request, results.json)."""
+
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _Infinite(literal)
+    return value
 
 
 _OPENER = re.compile(r"[{\[]")
@@ -142,9 +167,10 @@ def _crowded(text: str) -> int | None:
     return next(m for i, m in enumerate(found) if i == MAX_CONTAINERS).start()
 
 
-def _constant_at(text: str) -> int:
-    """Where the first NaN or Infinity outside a string starts."""
-    found = next((m for m in _CONSTANT.finditer(text) if m.group(1)), None)
+def _constant_at(text: str, literal: str | None = None) -> int:
+    """Where the first NaN or Infinity (or ``literal``) outside a string starts."""
+    pattern = _CONSTANT if literal is None else re.compile(_STRING + f"|({re.escape(literal)})")
+    found = next((m for m in pattern.finditer(text) if m.group(1)), None)
     return found.start(1) if found else 0
 
 

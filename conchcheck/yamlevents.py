@@ -7,6 +7,7 @@ would crash or hang it (``conchcheck/files.py`` says why); events need neither.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,8 +38,9 @@ NO_ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the
 
 
 def yaml_hazard(text: str, limit: int = MAX_DEPTH) -> YamlHazard | None:
-    """The first anchor, alias, nesting past ``limit`` or object or list past
-    ``MAX_CONTAINERS`` in YAML ``text``; None if none.
+    """The first anchor, alias, nesting past ``limit``, object or list past
+    ``MAX_CONTAINERS``, or number JSON can't hold (``.inf``, ``.nan``, ``1.0e+400``) in YAML
+    ``text``; None if none.
 
     Reads parser events, which need no recursion and are read only up to the hazard. A text
     that is not YAML has no hazard here: the load that follows reports it in its own words.
@@ -84,8 +86,36 @@ def _scan(text: str, loader: Any, limit: int) -> YamlHazard | None:
             if len(stack) > limit:
                 # The path would be `limit` steps long: the line says where, the root what.
                 return YamlHazard(line, [], f"nested more than {limit} levels deep")
-        elif stack:
-            stack[-1].done(event.value if isinstance(event, yaml.ScalarEvent) else None)
+        else:
+            odd = _non_finite(event)
+            if odd is not None:
+                return YamlHazard(line, path, f"{odd} is not a finite number; JSON has none")
+            if stack:
+                stack[-1].done(event.value if isinstance(event, yaml.ScalarEvent) else None)
+    return None
+
+
+# YAML 1.1's floats as PyYAML resolves them (resolver.py): `.inf`, `.nan`, and decimals whose
+# exponent can pass a double's range (`1.0e+400` is read as infinity). Sexagesimal ones
+# (`1:30.5`) are always finite.
+_INFINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_DECIMAL = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?")
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
+def _non_finite(event: yaml.NodeEvent) -> str | None:
+    """The text of a scalar a load would make infinity or NaN; None for any other node.
+
+    Python reads them, but no JSON writer can (a request body, results.json, a digest)."""
+    if not isinstance(event, yaml.ScalarEvent):
+        return None
+    if not (event.implicit[0] or event.tag == _FLOAT_TAG):
+        return None  # quoted, or tagged as something else: text
+    value = event.value
+    if _INFINITE.fullmatch(value):
+        return value
+    if _DECIMAL.fullmatch(value) and any(c.isdigit() for c in value):
+        return None if math.isfinite(float(value.replace("_", ""))) else value
     return None
 
 

@@ -170,6 +170,7 @@ case("matrix-unknown-builtin", probe("--matrix", "defualt"), "conchcheck: defual
 case("matrix-missing-file", probe("--matrix", "nowhere/m.yaml"), "conchcheck: nowhere/m.yaml: no such file. Check the path.")
 case("matrix-a-folder", probe("--matrix", "{gen}/a-folder"), "conchcheck: {gen}/a-folder: is a folder, not a file.")
 
+case("matrix-infinity", probe("--matrix", "matrix-infinity.yaml"), "conchcheck: matrix-infinity.yaml:10: $.tools.weather.parameters.properties.city.maximum: .inf is not a finite number; JSON has none. `conchcheck matrix show default` prints a complete matrix.")
 case("matrix-key-a-number", probe("--matrix", "matrix-key-a-number.yaml"), "conchcheck: matrix-key-a-number.yaml:11: $.tools.weather.parameters.properties.404: a key must be text, got a number; quote it. `conchcheck matrix show default` prints a complete matrix.")
 
 # -- capability files: --cache, $CONCHCHECK_CACHE, `cache list` -----------------------------
@@ -238,6 +239,7 @@ case("tools-deep", ("read", "-", "--tools", "tools-deep.json"), "conchcheck: too
 case("tools-empty", ("read", "-", "--tools", "tools-empty.json"), "conchcheck: tools-empty.json:1: not JSON: Expecting value (column 1).", stdin="hello")
 case("tools-item-a-number", ("read", "-", "--tools", "tools-item-a-number.json"), "conchcheck: tools-item-a-number.json:3: $[1]: expected a tool object, got a number.", stdin="hello")
 case("tools-name-a-number", ("read", "-", "--tools", "tools-name-a-number.json"), "conchcheck: tools-name-a-number.json:3: $.tools[0]: A tool must have a 'name' (text), in the plain form or under 'function'.", stdin="hello")
+case("tools-number-past-a-double", ("read", "-", "--tools", "tools-number-past-a-double.json"), "conchcheck: tools-number-past-a-double.json:2: 1e400 is not a finite number; it reads as infinity (column 54).", stdin="hello")
 case("tools-not-a-list", ("read", "-", "--tools", "tools-not-a-list.json"), 'conchcheck: tools-not-a-list.json:1: $.tools: expected a list of tools, got a number. Write [{"name": "get_weather", "parameters": {…}}, …].', stdin="hello")
 case("tools-not-json", ("read", "-", "--tools", "tools-not-json.json"), "conchcheck: tools-not-json.json:1: not JSON: Expecting property name enclosed in double quotes (column 3).", stdin="hello")
 case("recording-bad-base64", probe("--replay", "recording-bad-base64.json"), 'conchcheck: recording-bad-base64.json:2: $.exchanges[0].body_base64: expected text matching ^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$, got "bm90IGJhc2U2NA=!".')

@@ -15,6 +15,7 @@ from conchcheck.yamlevents import json_path, locate
 TEXT = '{\n  "tools": [\n    {"name": "a"},\n    {\n      "name": 3\n    }\n  ]\n}\n'
 
 CROWDED = "holds more than 300000 objects and lists, the most conchcheck reads"
+INFINITE = "is not a finite number; JSON has none"
 
 
 @pytest.mark.parametrize(
@@ -138,6 +139,11 @@ def test_only_a_regular_file_is_opened(
         ),
         pytest.param('{"a": NaN}', "1: not JSON: NaN is not a JSON number (column 7).", id="nan"),
         pytest.param(
+            '{"a": "1e400",\n "b": [1, -1e400]}',
+            "2: -1e400 is not a finite number; it reads as infinity (column 11).",
+            id="a-number-past-a-double",
+        ),
+        pytest.param(
             '{"NaN": "Infinity",\n "b": Infinity}',
             "2: not JSON: Infinity is not a JSON number (column 7).",
             id="infinity-after-strings-that-name-it",
@@ -200,6 +206,16 @@ ALIASES = "YAML anchors and aliases (&name, *name) are not allowed; write the va
             "- a: 1\n" * 300_000, (300_000, "$", CROWDED), id="a-list-and-300000-mappings"
         ),
         pytest.param("- a: 1\n" * 299_999, None, id="a-list-and-299999-mappings"),
+        pytest.param("a:\n  b: .inf\n", (2, "$.a.b", f".inf {INFINITE}"), id="dot-inf"),
+        pytest.param("- -.Inf\n", (1, "$[0]", f"-.Inf {INFINITE}"), id="minus-inf"),
+        pytest.param("a: [1, .NaN]\n", (1, "$.a[1]", f".NaN {INFINITE}"), id="nan"),
+        pytest.param(
+            "a: 1.0e+400\n", (1, "$.a", f"1.0e+400 {INFINITE}"), id="a-decimal-past-a-double"
+        ),
+        pytest.param("a: !!float .inf\n", (1, "$.a", f".inf {INFINITE}"), id="tagged-float"),
+        pytest.param(
+            "a: '.inf'\nb: 1e400\nc: 1.5e+300\nd: 1:30.5\n", None, id="text-and-finite-numbers"
+        ),
         pytest.param("a: [1, 2\n", None, id="not-yaml-is-the-loaders-to-report"),
         pytest.param("[" * 128 + "]" * 128, None, id="at-the-limit"),
     ],
