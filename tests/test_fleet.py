@@ -318,6 +318,35 @@ def test_a_target_folder_that_is_a_link_is_refused_before_any_request(
     assert server.received == [] and list(elsewhere.iterdir()) == []
 
 
+def test_a_long_model_gets_a_folder_a_file_system_takes(serve: Serve, tmp_path: Path) -> None:
+    """A 400-character model was 'File name too long' after every request had been sent."""
+    server = serve(OpenAIEmulator(oracle(load_matrix(str(TINY)))))
+    target = "vllm:" + "m" * 400
+    code, _, err = run(
+        tmp_path, f"targets:\n  - target: {target}\n    base_url: {server.url}/v1\n",
+        "--matrix", str(TINY), "--quiet",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    name = folder(target, f"{server.url}/v1")
+    assert name.startswith("vllm_" + "m" * 95 + "-") and len(name) == 109
+    assert [t["folder"] for t in index(tmp_path)["targets"]] == [name]
+    assert (tmp_path / "out" / name / "results.json").is_file()
+
+
+def test_a_target_folder_that_is_a_file_is_refused_before_any_request(
+    serve: Serve, tmp_path: Path
+) -> None:
+    server = serve(OpenAIEmulator(oracle(load_matrix(str(TINY)))))
+    (tmp_path / "out").mkdir()
+    taken = tmp_path / "out" / folder("vllm:m", f"{server.url}/v1")
+    taken.write_text("mine")
+    code, _, err = run(tmp_path, f"targets:\n  - target: vllm:m\n    base_url: {server.url}/v1\n")
+    assert (code, err) == (
+        2, f"conchcheck: --out: {taken}: is a file, not a folder. Choose another folder.\n"
+    )  # fmt: skip
+    assert server.received == [] and taken.read_text() == "mine"
+
+
 WORST = [
     pytest.param([0, 1, 4, 3], 3, id="unusable-first"),
     pytest.param([0, 1, 4], 4, id="then-stopped"),

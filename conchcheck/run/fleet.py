@@ -57,9 +57,15 @@ def build_fleet(spec: FleetSpec, transport: Transport | None = None) -> FleetPla
     shard = spec.shard
     entries = tuple(e for e in file.entries if shard is None or shard.holds(e))
     for entry in entries:
+        # Every folder is settled before the first request: none may spend requests in vain.
         link = link_inside(out, out / entry.folder)
         if link is not None:
             raise linked(link, out)
+        problem = folder_problem(out / entry.folder)
+        if problem is not None:
+            raise InputError(
+                f"--out: {out / entry.folder}: {problem}.", hint="Choose another folder."
+            )
     plans = tuple(build(_probe_spec(spec, out, entry), transport) for entry in entries)
     for plan in plans:
         # An unset key is that target's exit 3 (``execute_fleet``); any other is bad input.

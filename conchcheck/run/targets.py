@@ -30,6 +30,10 @@ ENTRY_HINT = (
     " matrix and repeat."
 )
 
+MAX_LABEL = 100
+"""The characters of a label a target's folder keeps (a 400-character model was 'File name
+too long' after every request was spent)."""
+
 
 class TargetsError(InputError):
     """A targets file with problems, each ``file:line: $.path: message``."""
@@ -66,10 +70,11 @@ class TargetEntry:
 
     @property
     def folder(self) -> str:
-        """The name of its results folder: the label made a file name (with the API when it
-        isn't the provider's own), and a short hash of the identity, so two endpoints of one
-        model don't share a folder."""
-        label = re.sub(r"[^A-Za-z0-9._-]+", "_", self.target.label)
+        """The name of its results folder: the label made a file name (its first
+        ``MAX_LABEL`` characters, with the API when it isn't the provider's own), and a short
+        hash of the identity, so two endpoints of one model don't share a folder."""
+        # Cut: a file name takes 255 bytes, and the hash keeps two long labels apart.
+        label = re.sub(r"[^A-Za-z0-9._-]+", "_", self.target.label)[:MAX_LABEL]
         api = "" if self._own_api else f"-{self.target.provider.api}"
         return f"{label}{api}-{_digest(self.identity)[:8]}"
 
