@@ -189,6 +189,20 @@ def test_bad_expectation_files_say_where(tmp_path, monkeypatch, text, message):
     assert str(caught.value) == message
 
 
+def test_a_json_expectations_file_is_read_as_json(tmp_path: Path) -> None:
+    """PyYAML takes no key past 1,024 characters; a valid JSON file with one was 'not YAML'."""
+    from conchcheck.gate.expectations import load_expectations
+
+    label = "mylab:" + "m" * 1100
+    path = tmp_path / "expect.json"
+    path.write_text(
+        json.dumps({"targets": {label: {"mode": "native"}, "*": {"dialect": "strict"}}})
+    )
+    loaded = load_expectations(path)
+    assert list(loaded.targets) == [label]
+    assert loaded.default is not None
+
+
 def _worse(data):
     verdict = data["verdict"]
     verdict["mode"] = "words"
