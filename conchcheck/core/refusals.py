@@ -32,6 +32,12 @@ class RefusalKind(Name):
     OTHER = "other"
 
 
+NOT_EVIDENCE = frozenset({RefusalKind.RATE_LIMIT, RefusalKind.QUOTA, RefusalKind.AUTH})
+"""Refusals that say nothing of what was asked: "later", "pay", "who are you". A cell refused
+so is a failed request, never evidence (issue 26: an endpoint answering every request with
+429 got a verdict, "dialect none, mode none", and a capability entry)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A classified refusal; ``message`` is the provider's own words with any key redacted."""
@@ -193,6 +199,7 @@ _WAIT = re.compile(r"(?:try again|retry) in ((?:\d{1,9}(?:\.\d{1,12})?(?:ms|h|m|
 _WAIT_WORDS = re.compile(r"(?:try again|retry) in (\d{1,9}(?:\.\d{1,12})?) ?sec(?:ond)?s?\b", re.I)
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.I)
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(?:\d{1,9}(?:\.\d{1,12})?(?:ms|h|m|s)){1,4}", re.I)
 
 _KEY = re.compile(r"(?<![A-Za-z0-9_-])(?:sk-|gsk_|xai-|AIza|or-|hf_|r8_|pplx-|nvapi-)[\w*-]+")
 _HTML_HINT = re.compile(r"<(?:!doctype|html|head|body|title|h1|center|div|p)\b", re.I)
@@ -278,6 +285,16 @@ def _retry_after(head: Mapping[str, str], env: Envelope, text: str) -> float | N
     seconds = head.get("retry-after", "")
     if _NUMBER.fullmatch(seconds):
         return float(seconds)
+    # OpenAI's and Groq's reset headers are durations ("1s", "6m0s", "20ms", "2m59.56s"): the
+    # sooner of the two, since a 429 names neither limit (a longer one is met again, and the
+    # streak of 429s it brings ends the probe).
+    resets = [
+        _duration(head.get(name, ""))
+        for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+    ]
+    known = [wait for wait in resets if wait is not None]
+    if known:
+        return min(known)
     # A Retry-After in HTTP-date form is ignored: turning a date into a wait needs the clock,
     # and this module reads none. The caller that owns a clock may read the header itself.
     if env.retry_delay is not None:
@@ -288,6 +305,13 @@ def _retry_after(head: Mapping[str, str], env: Envelope, text: str) -> float | N
         return round(sum(float(n) * _UNIT[unit.lower()] for n, unit in parts), 9)
     found = _WAIT_WORDS.search(text)
     return float(found.group(1)) if found else None
+
+
+def _duration(text: str) -> float | None:
+    if not _DURATION.fullmatch(text.strip()):
+        return None
+    parts = _DURATION_PART.findall(text)
+    return round(sum(float(n) * _UNIT[unit.lower()] for n, unit in parts), 9)
 
 
 def _plain_text(text: str) -> str:

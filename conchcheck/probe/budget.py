@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import heapq
 import itertools
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Hashable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
+
+from conchcheck.probe.pressure import MAX_PAUSE, Pressure, Sleep, Throttle
+from conchcheck.wire.exchange import RequestOutcome
 
 
 class Urgency(IntEnum):
@@ -42,38 +46,57 @@ class StopProbe(Exception):
     """The budget is spent or the probe was interrupted: stop sending, keep what came."""
 
 
+@dataclass(eq=False, slots=True)
+class _Waiter:
+    urgency: int
+    order: int
+    owner: Hashable
+    future: asyncio.Future[None]
+
+
 class Limit:
-    """At most ``size`` holders at once; a freed place goes to the most urgent waiter."""
+    """At most ``size`` holders at once. A freed place goes to the owner holding the fewest
+    (a fleet's targets share a provider's places: a target whose server went silent holds
+    its places for a whole timeout each, and must not starve the others, issue 26), then to
+    the most urgent waiter, then to the first that came."""
 
     def __init__(self, size: int) -> None:
         self.free = size
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiting: list[_Waiter] = []
+        self._held: Counter[Hashable] = Counter()
         self._order = itertools.count()
 
     @asynccontextmanager
-    async def hold(self, urgency: int) -> AsyncIterator[None]:
-        """Wait for a place (by urgency, then arrival), hold it for the block."""
+    async def hold(self, urgency: int, owner: Hashable = None) -> AsyncIterator[None]:
+        """Wait for a place (see the class), hold it for the block."""
         if self.free > 0 and not self._waiting:
             self.free -= 1
+            self._held[owner] += 1
         else:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            heapq.heappush(self._waiting, (urgency, next(self._order), future))
+            self._waiting.append(_Waiter(urgency, next(self._order), owner, future))
             try:
                 await future
             except asyncio.CancelledError:
                 if future.done() and not future.cancelled():
-                    self._release()  # handed a place just as it was cancelled
+                    self._held[owner] -= 1  # handed a place just as it was cancelled
+                    self._release()
                 raise
         try:
             yield
         finally:
+            self._held[owner] -= 1
             self._release()
 
     def _release(self) -> None:
         while self._waiting:
-            _, _, future = heapq.heappop(self._waiting)
-            if not future.done():
-                future.set_result(None)
+            # A scan, not a heap: who holds fewest changes as places are held and freed, and
+            # the waiters are a probe's requests, a few hundred at most.
+            waiter = min(self._waiting, key=lambda w: (self._held[w.owner], w.urgency, w.order))
+            self._waiting.remove(waiter)
+            if not waiter.future.done():
+                self._held[waiter.owner] += 1
+                waiter.future.set_result(None)
                 return
         self.free += 1
 
@@ -81,14 +104,26 @@ class Limit:
 class SharedLimit(Protocol):
     """Limits other probes share with this one (``conchcheck.probe.pacing.ProviderLimit``)."""
 
-    def hold(self, urgency: int) -> AbstractAsyncContextManager[None]:
-        """Held, after the probe's own place, while one attempt is in flight."""
+    throttle: Throttle
+    """The provider's pace, which its ``hold`` waits on: every probe of it slows down."""
+
+    def hold(self, urgency: int, owner: Hashable = None) -> AbstractAsyncContextManager[None]:
+        """Held, after the probe's own place, while one attempt is in flight; ``owner`` is
+        the probe, so places are shared fairly among the probes."""
 
 
 class Budget:
     """Counts attempts and tokens; refuses the next attempt once either limit is reached."""
 
-    def __init__(self, max_requests: int | None, max_tokens: int | None, concurrency: int) -> None:
+    def __init__(
+        self,
+        max_requests: int | None,
+        max_tokens: int | None,
+        concurrency: int,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        max_pause: float = MAX_PAUSE,
+    ) -> None:
         self.max_requests = max_requests
         self.max_tokens = max_tokens
         self.requests = 0
@@ -102,6 +137,11 @@ class Budget:
         """The provider's limits, shared with other probes of it (``conchcheck.run.fleet``)."""
         self.by_stage: dict[str, int] = {}
         """Attempts each stage spent, retries and catalogue look-ups included."""
+        self.throttle = Throttle(concurrency, max_pause=max_pause, sleep=sleep)
+        """The provider's pace, when no shared limit carries it."""
+        self.pressure = Pressure()
+        self.pressed: str | None = None
+        """Why the endpoint's answers stopped the probe (a rate limit, silence), if they did."""
 
     @property
     def tokens(self) -> int:
@@ -125,15 +165,27 @@ class Budget:
 
     def slot(self) -> AbstractAsyncContextManager[None]:
         """A place in the one concurrency limit, at the current task's urgency; then one in
-        the provider's shared limits, when the probe has them."""
-        if self.shared is None:
-            return self.limit.hold(URGENCY.get())
-        return self._shared_slot(URGENCY.get(), self.shared)
+        the provider's shared limits when the probe has them, else in its own pace."""
+        return self._slot(URGENCY.get(), self.shared)
 
     @asynccontextmanager
-    async def _shared_slot(self, urgency: int, shared: SharedLimit) -> AsyncIterator[None]:
-        async with self.limit.hold(urgency), shared.hold(urgency):
-            yield
+    async def _slot(self, urgency: int, shared: SharedLimit | None) -> AsyncIterator[None]:
+        async with self.limit.hold(urgency):
+            if shared is None:
+                async with self.throttle.hold():
+                    yield
+            else:
+                async with shared.hold(urgency, self):
+                    yield
+
+    def note(self, outcome: RequestOutcome, attempt: int = 1) -> None:
+        """Tell the pace how an attempt ended; stop admitting once the endpoint's answers
+        say nothing more will come (``conchcheck.probe.pressure``)."""
+        throttle = self.throttle if self.shared is None else self.shared.throttle
+        reason = self.pressure.note(outcome, throttle, retry=attempt > 1)
+        if reason is not None and self.pressed is None:
+            self.pressed = reason
+            self.stopped = self.stopped or reason
 
     def reserve(self, wanted: int, prompt_estimate: int) -> int | None:
         """Hold what a request may spend: ``wanted`` output tokens, cut to what the budget has

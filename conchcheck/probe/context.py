@@ -19,6 +19,7 @@ from typing import Protocol, TypeVar
 
 from conchcheck.core.leaks import Server
 from conchcheck.core.names import Name
+from conchcheck.core.refusals import NOT_EVIDENCE
 from conchcheck.core.words import estimate_tokens
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import Budget, StopProbe
@@ -124,7 +125,13 @@ class Context:
         self.adapter = adapter
         self.key = key
         self.observer = observer
-        self.budget = Budget(options.max_requests, options.max_tokens, options.concurrency)
+        self.budget = Budget(
+            options.max_requests,
+            options.max_tokens,
+            options.concurrency,
+            sleep=wire.sleep,
+            max_pause=options.policy.max_wait,
+        )
         # A failed cell proves nothing, so a resumed probe sends it again.
         self.prior = {c.id: c for c in prior if c.outcome is not Outcome.ERROR}
         self.cells: list[Cell] = []
@@ -184,7 +191,11 @@ class Context:
         return exchange
 
     def record(self, cell: Cell) -> Cell:
-        """Keep a finished cell (its evidence bounded) and tell the observer."""
+        """Keep a finished cell (its evidence bounded) and tell the observer. A cell refused
+        for a rate limit, a quota or its key is kept as failed: it proves nothing."""
+        if cell.outcome is Outcome.REFUSED and cell.refusal_kind in NOT_EVIDENCE:
+            said = f"Refused ({cell.refusal_kind}), which says nothing of the request"
+            cell = dataclasses.replace(cell, outcome=Outcome.ERROR, detail=f"{said}: {cell.detail}")
         cell = bound(cell)
         self.cells.append(cell)
         if self.observer is not None:

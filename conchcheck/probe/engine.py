@@ -48,7 +48,7 @@ from conchcheck.wire.transport import Transport, Wire
 __all__ = ["Probe", "ProbeObserver", "ProbeOptions"]
 
 T = TypeVar("T")
-UNUSABLE_REFUSALS = frozenset({RefusalKind.AUTH, RefusalKind.NOT_FOUND})
+UNUSABLE_REFUSALS = frozenset({RefusalKind.AUTH, RefusalKind.NOT_FOUND, RefusalKind.QUOTA})
 
 
 class Probe:
@@ -245,7 +245,10 @@ class Probe:
                 outcome, detail = Outcome.UNPARSED_BY_SERVER, failure.cause
             case Refused(refusal):
                 outcome, detail = Outcome.REFUSED, refusal.message
-                if refusal.kind in UNUSABLE_REFUSALS:
+                if refusal.kind is RefusalKind.RATE_LIMIT:
+                    # Still "later" after its retries: what follows would be refused alike.
+                    self.unusable = ctx.budget.pressure.rate_limit_reason()
+                elif refusal.kind in UNUSABLE_REFUSALS:
                     self.unusable = _one_line(f"{refusal.kind.value}: {refusal.message}")
             case Failed(error):
                 # No usable reply to the plainest request: nothing after it could be read.
@@ -283,7 +286,9 @@ class Probe:
             c for c in ctx.cells if c.stage not in (Stage.REACH, Stage.CATALOGUE) and c.requests
         ]
         if sent and all(c.outcome is Outcome.ERROR for c in sent):
-            self.unusable = _one_line(f"every request after the first failed: {sent[0].detail}")
+            # Stopped for a rate limit or silence, that is the reason; else the first failure.
+            reason = ctx.budget.pressed or f"every request after the first failed: {sent[0].detail}"
+            self.unusable = _one_line(reason)
 
     def partial(self, stopped: str | None = None) -> ProbeResult:
         """The result as it stands (after ``run``, or after an interrupt)."""
@@ -296,6 +301,13 @@ class Probe:
         )
         budget = ctx.budget if ctx is not None else None
         stop = stopped or (budget.stopped if budget is not None else None)
+        pressed = budget.pressed if budget is not None else None
+        if self.unusable is None and pressed is not None and stop == pressed:
+            # Stopped by a rate limit or silence before anything was learnt: not a partial
+            # result, but a target that can't be probed (exit 3).
+            learnt = (c for c in cells_now if c.stage not in (Stage.REACH, Stage.CATALOGUE))
+            if all(c.outcome in (Outcome.ERROR, Outcome.SKIPPED) for c in learnt):
+                self.unusable, stop = _one_line(pressed), None
         reached = self.unusable is None and any(c.stage is Stage.REACH for c in cells_now)
         schema_cases = self.matrix.schema_cases
         verdict = (

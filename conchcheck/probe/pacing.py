@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 
 from conchcheck.probe.budget import Limit
-
-Clock = Callable[[], float]
-"""Seconds on a monotonic clock."""
-Sleep = Callable[[float], Awaitable[None]]
+from conchcheck.probe.pressure import MAX_PAUSE, Clock, Sleep, Throttle
 
 
 class RateLimit:
@@ -55,12 +52,15 @@ class ProviderLimit:
         concurrency: int | None = None,
         requests_per_minute: int | None = None,
         *,
+        max_pause: float = MAX_PAUSE,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.concurrency = concurrency
         self.requests_per_minute = requests_per_minute
         self._limit = Limit(concurrency) if concurrency is not None else None
+        self.throttle = Throttle(concurrency, max_pause=max_pause, clock=clock, sleep=sleep)
+        """The provider's pace across every probe of it: one target's 429 slows them all."""
         self._rate = (
             RateLimit(requests_per_minute, clock=clock, sleep=sleep)
             if requests_per_minute is not None
@@ -68,14 +68,16 @@ class ProviderLimit:
         )
 
     @asynccontextmanager
-    async def hold(self, urgency: int) -> AsyncIterator[None]:
-        """A place among the provider's requests in flight, then the rate's turn."""
+    async def hold(self, urgency: int, owner: Hashable = None) -> AsyncIterator[None]:
+        """A place among the provider's requests in flight, then its pace, then the rate's
+        turn."""
         if self._limit is None:
-            if self._rate is not None:
-                await self._rate.wait()
-            yield
+            async with self.throttle.hold():
+                if self._rate is not None:
+                    await self._rate.wait()
+                yield
             return
-        async with self._limit.hold(urgency):
+        async with self._limit.hold(urgency, owner), self.throttle.hold():
             # The turn is taken once a place is held, so a request never waits out its turn
             # and then waits again for a place while later turns pass unused.
             if self._rate is not None:

@@ -124,5 +124,7 @@ class Cell:
         if self.outcome is Outcome.REFUSED:
             return f"refused:{self.refusal_kind or 'other'}"
         if self.outcome is Outcome.ERROR:
-            return f"error:{self.error_kind.value if self.error_kind else 'other'}"
+            # A refusal that proves nothing (a rate limit, a quota) is a failure of its kind.
+            kind = self.error_kind.value if self.error_kind else self.refusal_kind
+            return f"error:{kind or 'other'}"
         return str(self.outcome.value)

@@ -125,7 +125,8 @@ def limits(fleet: FleetPlan) -> dict[str, ProviderLimit]:
         given = fleet.file.providers.get(name)
         concurrency = given.concurrency if given and given.concurrency else default
         rate = given.requests_per_minute if given else None
-        shared.setdefault(name, ProviderLimit(concurrency, rate))
+        wait = fleet.spec.options.policy.max_wait
+        shared.setdefault(name, ProviderLimit(concurrency, rate, max_pause=wait))
     return shared
 
 

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from conchcheck.core.repair import MAX_SIZE
 from conchcheck.wire.chat import ToolCall
+from conchcheck.wire.exchange import RequestOutcome
 
 Sleep = Callable[[float], Awaitable[None]]
 """How a wire waits before a retry (tests pass one that only records the wait)."""
@@ -67,3 +68,7 @@ class Gate(Protocol):
 
     def slot(self) -> AbstractAsyncContextManager[object]:
         """Held while one attempt is in flight (the probe's one concurrency limit)."""
+
+    def note(self, outcome: RequestOutcome, attempt: int) -> None:
+        """How the ``attempt``-th attempt of a request ended, told while its slot is still
+        held: a rate limit or an endpoint gone silent holds up, or stops, the ones after."""

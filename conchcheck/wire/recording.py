@@ -33,8 +33,9 @@ the reply it had, whatever order the requests come in."""
 FORMAT = "conchcheck-recording"
 VERSION = 1
 KEPT_HEADERS = frozenset(
-    {"content-type", "content-encoding", "retry-after", "x-ratelimit-reset-requests"}
-    | {"x-ratelimit-reset-tokens", "anthropic-ratelimit-requests-reset"}
+    {"content-type", "content-encoding", "retry-after", "retry-after-ms"}
+    | {"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "x-ratelimit-reset"}
+    | {"anthropic-ratelimit-requests-reset"}
 )
 """Reply headers a probe reads (framing, decoding, waits); the rest are not kept."""
 DEADLINE = ("Deadline", "The attempt's deadline passed before the reply was complete.")

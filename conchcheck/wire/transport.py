@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import anyio
 import httpx
@@ -53,6 +54,7 @@ from conchcheck.wire.keys import Secret, scrub, scrub_reply, scrub_value
 from conchcheck.wire.policy import Gate, Policy, Sleep
 from conchcheck.wire.providers import Target, is_insecure
 from conchcheck.wire.recording import ReplayTransport
+from conchcheck.wire.waits import wait_until
 
 __all__ = [
     "Exchange",
@@ -159,14 +161,18 @@ class Wire:
         attempt = 0
         previous: _Attempt | None = None
         while True:
-            if gate is not None and not gate.admit():
-                detail = "The probe's request budget is spent; the request was not sent."
-                return exchange(_failed(WireErrorKind.BUDGET, detail), attempt)
-            attempt += 1
             async with self._slot(target, gate):
+                # Admitted once its slot is held, as it goes: a request that waited for a slot
+                # while the probe stopped (a budget spent, an endpoint gone silent) stays unsent.
+                if gate is not None and not gate.admit():
+                    detail = "The probe's request budget is spent; the request was not sent."
+                    return exchange(_failed(WireErrorKind.BUDGET, detail), attempt)
+                attempt += 1
                 started = time.perf_counter()
                 result = await self._attempt(adapter, wire, key)
                 latency = (time.perf_counter() - started) * 1000
+                if gate is not None:
+                    gate.note(result.outcome, attempt)
             wait = self._retry_wait(result.outcome, attempt)
             if wait is None or spent + wait > self.policy.retry_budget:
                 return exchange(result, attempt, latency)
@@ -310,6 +316,12 @@ class Wire:
             # The refusal's fields are read out of JSON, so a key escaped there (\u0073k-…)
             # comes back whole: scrubbed again as read.
             refusal = scrub_value(classify(status, whole, dict(response.headers)), secrets)
+            if refusal.retryable and refusal.retry_after is None:
+                # A wait named as a moment (an HTTP-date, a reset time) needs the clock.
+                named = {k.lower(): v for k, v in response.headers.items()}
+                wait = wait_until(named, datetime.now(timezone.utc))
+                if wait is not None:
+                    refusal = dataclasses.replace(refusal, retry_after=wait)
             return _Attempt(refused(refusal), status, text)
         if reducer is None and (deep := text_too_deep(decoded)) is not None:
             return progress.cut(too_deep(deep))

@@ -197,7 +197,9 @@ def test_the_request_budget_counts_retries_and_is_never_exceeded(budget: int) ->
 
     def handler(received: Received) -> Response:
         state["n"] += 1
-        if state["n"] % 2:  # every other attempt is rate-limited (OpenAI's real 429)
+        # Every other attempt after the first is rate-limited (OpenAI's real 429); a 429 to
+        # the plain first request would make the target unusable.
+        if state["n"] % 2 == 0:
             return refusal("openai-429-try-again-in-milliseconds")
         return emulator(received)
 
