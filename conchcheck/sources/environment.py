@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 
-from conchcheck.core.refusals import redact_keys
+from conchcheck.core.credentials import redact_keys
 from conchcheck.errors import InputError
 from conchcheck.redaction import Redactor, held
 
