@@ -1,7 +1,8 @@
 """``build``: a ``ProbeSpec`` resolved into a ``Plan``, with every input read and checked.
 
 The target, the recording, the matrix (or the user's tools), the results to resume, the
-report folder, the recording's file, the capability file and the key are all read here,
+report folder, the recording's file, the capability file and the key are all read here
+(and the credentials written in the tool sources held first),
 before the first request, so a probe never spends requests to fail at the end. Each
 problem is one ``InputError`` line (or a ``CacheError``), worded as the CLI's option.
 """
@@ -12,10 +13,12 @@ import re
 from pathlib import Path
 
 from conchcheck.capabilities import CapabilityFile, Entry, default_path
+from conchcheck.core.credentials import credentials_in
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.files import folder_problem
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.matrix.own import own_matrix
+from conchcheck.redaction import hold
 from conchcheck.results import Cell
 from conchcheck.results.reader import read_results
 from conchcheck.run.execution import now
@@ -36,6 +39,11 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     ``transport`` carries every request instead of the network (tests, a proxy); a replay
     answers from its recording instead, and a recording wraps it.
     """
+    # A credential written in a source (a URL's token, a server's --token) is held before
+    # anything is read or said: every writer then masks it, as it masks the target's key.
+    for source in spec.tools:
+        for credential in credentials_in(source):
+            hold(credential)
     replayed = (
         load_recording(spec.replay, spec.options.policy.max_body)
         if spec.replay is not None

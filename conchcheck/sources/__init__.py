@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from conchcheck.core.credentials import source_url
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.files import load_document, tools_in
@@ -43,8 +44,8 @@ def read_source(
     if source.startswith("mcp:stdio:"):
         command = source.removeprefix("mcp:stdio:")
         return read_stdio_listing(command, deadline=deadline, env=env)
-    url = source.removeprefix("mcp:")
-    if url.startswith(("http://", "https://")):
+    url = source_url(source)
+    if url is not None:
         return read_http_listing(url, deadline=deadline)
     if source.startswith("mcp:"):
         raise InputError(
