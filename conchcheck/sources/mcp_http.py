@@ -36,20 +36,25 @@ from conchcheck.sources.mcp import (
 from conchcheck.wire.mcp_http import METHOD_HEADER, PROTOCOL_HEADER, McpHttpClient, McpHttpReply
 
 
-def read_http_tools(url: str, *, deadline: float = DEADLINE) -> list[Tool]:
+def read_http_tools(
+    url: str, *, deadline: float = DEADLINE, headers: Mapping[str, str] | None = None
+) -> list[Tool]:
     """The tools of the MCP server at ``url``."""
-    return list(read_http_listing(url, deadline=deadline).tools)
+    return list(read_http_listing(url, deadline=deadline, headers=headers).tools)
 
 
-def read_http_listing(url: str, *, deadline: float = DEADLINE) -> Listing:
-    """The tools, revision and cache hint of the MCP server at ``url``; every key this
-    process holds, and anything shaped like one, masked in what the server says."""
+def read_http_listing(
+    url: str, *, deadline: float = DEADLINE, headers: Mapping[str, str] | None = None
+) -> Listing:
+    """The tools, revision and cache hint of the MCP server at ``url``, asked with
+    ``headers`` on every request (``--tools-header``); every key this process holds, and
+    anything shaped like one, masked in what the server says."""
     mask = speech_mask({})
-    return masked(lambda: _listing(url, deadline, mask), mask)
+    return masked(lambda: _listing(url, deadline, mask, headers or {}), mask)
 
 
-def _listing(url: str, deadline: float, mask: Redactor) -> Listing:
-    client = McpHttpClient(url, max_bytes=MAX_MESSAGE_BYTES)
+def _listing(url: str, deadline: float, mask: Redactor, headers: Mapping[str, str]) -> Listing:
+    client = McpHttpClient(url, max_bytes=MAX_MESSAGE_BYTES, headers=headers)
     try:
         return list_tools(HttpChannel(client, mask), time.monotonic() + deadline)
     finally:

@@ -28,6 +28,7 @@ def nowhere(probed: Probed, token: str) -> list[str]:
     request to the provider (its headers too)."""
     places = {"stdout": probed.stdout, "stderr": probed.stderr, **probed.files}
     places |= {f"request {i}": body for i, body in enumerate(probed.sent)}
+    places |= {f"request {i}'s headers": head for i, head in enumerate(probed.heads)}
     found = {where for where, text in places.items() for f in forms(token) if f in text}
     return sorted({*leaks(probed), *found})
 
@@ -93,3 +94,45 @@ def test_a_token_in_a_failing_source_is_masked_in_its_one_line(
     assert probed.code == 2
     assert (probed.stdout, probed.stderr) == ("", line.format(**values) + "\n")
     assert nowhere(probed, SOURCE_TOKEN) == []
+
+
+MCP_TOKEN = "mcpT0k3nZ9x8W7v6U5t4S3r2Q1p0"
+"""The bearer token the MCP server wants, given with --tools-header."""
+FROM_ENV = "Authorization: Bearer ${MCP_TOKEN}"
+
+
+@pytest.mark.parametrize(
+    ("header", "environ", "shown"),
+    [
+        pytest.param(FROM_ENV, {"MCP_TOKEN": MCP_TOKEN}, FROM_ENV, id="token-from-a-variable"),
+        pytest.param(f"Authorization: Bearer {MCP_TOKEN}", {}, "Authorization: [redacted]", id="token-written-in-the-header"),
+    ],
+)  # fmt: skip
+def test_a_header_goes_with_every_request_to_the_mcp_server_and_nowhere_else(
+    serve: Serve, tmp_path: Path, header: str, environ: dict[str, str], shown: str
+) -> None:
+    server = http_server(serve, "needs-bearer", echoed=MCP_TOKEN)
+    source = f"mcp:{server.url}/mcp"
+    probed = probe(serve, tmp_path, source, "--tools-header", header, environ=environ)
+    assert probed.code == 0, probed.stderr
+    assert nowhere(probed, MCP_TOKEN) == []
+    asked = [(r.json()["method"], r.headers.get("authorization")) for r in server.received]
+    bearer = f"Bearer {MCP_TOKEN}"
+    assert asked == [
+        ("server/discover", bearer),
+        ("initialize", bearer),
+        ("notifications/initialized", bearer),
+        ("tools/list", bearer),
+    ]
+    results = json.loads(probed.files["out/results.json"])
+    assert results["run"]["command"].endswith(f" --tools {source} --tools-header {shown}")
+    [own] = results["own_tools"]
+    assert own["name"] == "ping"
+
+
+def test_without_the_header_the_server_refuses_in_one_line(serve: Serve, tmp_path: Path) -> None:
+    server = http_server(serve, "needs-bearer", echoed=MCP_TOKEN)
+    probed = probe(serve, tmp_path, f"mcp:{server.url}/mcp", environ={"MCP_TOKEN": MCP_TOKEN})
+    assert probed.code == 2
+    assert (probed.stdout, probed.stderr) == ("", f"conchcheck: The MCP server at {server.url}/mcp failed on initialize: HTTP 401: Unauthorized. Check that the command or URL starts an MCP server that answers tools/list.\n")  # fmt: skip
+    assert probed.files == {} and probed.sent == []
