@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from conchcheck.errors import InputError
+from conchcheck.sources import read_tools
 from tests.sources.test_hostile_sources import Probed, Serve, http_server, leaks, probe, stdio
 from tests.test_secrets import forms
 
@@ -94,6 +96,26 @@ def test_a_token_in_a_failing_source_is_masked_in_its_one_line(
     assert probed.code == 2
     assert (probed.stdout, probed.stderr) == ("", line.format(**values) + "\n")
     assert nowhere(probed, SOURCE_TOKEN) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "headers", "message"),
+    [
+        pytest.param("mcp:{url}/mcp?token={T}", {}, "The MCP server at {url}/mcp?token=[redacted] failed on initialize: HTTP 401: Bearer [redacted] is not valid for this server.", id="url-query"),
+        pytest.param("mcp:{url}/mcp", {"Authorization": f"Bearer {SOURCE_TOKEN}"}, "The MCP server at {url}/mcp failed on initialize: HTTP 401: [redacted] is not valid for this server.", id="header-echoed-whole"),
+        pytest.param("mcp:stdio:{chatter} --token={T}", {}, "The MCP server `{chatter} --token=[redacted]` wrote a line that is not JSON-RPC on stdout ('Starting hostile MCP server v1.0 (press Ctrl-C to quit)').", id="stdio-flag"),
+    ],
+)  # fmt: skip
+def test_read_tools_masks_what_its_source_and_headers_hold(
+    serve: Serve, tmp_path: Path, source: str, headers: dict[str, str], message: str
+) -> None:
+    # A library caller that held nothing: the source's own credentials are masked all the same.
+    server = http_server(serve, "echo-401", echoed=SOURCE_TOKEN)
+    chatter = stdio("chatter", tmp_path / "child.pid")
+    values = {"url": server.url, "chatter": chatter, "T": SOURCE_TOKEN}
+    with pytest.raises(InputError) as caught:
+        read_tools(source.format(**values), deadline=5.0, headers=headers)
+    assert str(caught.value) == message.format(**values)
 
 
 MCP_TOKEN = "mcpT0k3nZ9x8W7v6U5t4S3r2Q1p0"
