@@ -31,6 +31,7 @@ GITHUB = "ghp_c4n4ry0tok3n7f3a9c2e41b04d5f8a6e1c0b9d"
         pytest.param("mcp:http://127.0.0.1:8080/servers/filesystem/mcp", (), id="plain-url"),
         pytest.param("mcp:http://host/mcp-server-filesystem-streamable/mcp", (), id="long-segment-without-digits"),
         pytest.param("mcp:http://host/2024110520241105202411", (), id="long-segment-of-digits"),
+        pytest.param(f"mcp:wss://host/mcp?token={TOKEN}", (TOKEN,), id="url-of-a-scheme-not-read"),
         # A stdio server's command line.
         pytest.param(f"mcp:stdio:server --token={TOKEN}", (TOKEN,), id="flag-equals"),
         pytest.param(f"mcp:stdio:server --token {TOKEN} --port 8080", (TOKEN,), id="flag-space"),
@@ -53,6 +54,7 @@ GITHUB = "ghp_c4n4ry0tok3n7f3a9c2e41b04d5f8a6e1c0b9d"
         # Sources that hold no URL or command line.
         pytest.param("tools.json", (), id="tools-file"),
         pytest.param(f"openapi-{TOKEN}.yaml", (), id="a-file-name"),
+        pytest.param(GITHUB, (GITHUB,), id="a-key-given-as-the-source"),
     ],
 )  # fmt: skip
 def test_credentials_in(source: str, expected: tuple[str, ...]) -> None:

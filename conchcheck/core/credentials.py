@@ -88,18 +88,19 @@ def credentials_in(source: str) -> tuple[str, ...]:
     """The secrets written in the ``--tools`` source ``source``, as written (and decoded,
     where a URL encodes them), first seen first.
 
-    In an MCP URL: the userinfo's user and password, every query value, the fragment, and
-    path segments shaped like a key. On a stdio server's command line: the value of a flag
-    (``--token=T``, ``--token T``, ``-token T``) or variable (``TOKEN=T``) named like a
-    secret, the secrets of an argument that is a URL, and an argument shaped like a key.
+    In a URL (``mcp:<URL>`` or the URL, an MCP one or not): the userinfo's user and
+    password, every query value, the fragment, and path segments shaped like a key; a
+    source that is itself shaped like a key is one. On a stdio server's command line: the
+    value of a flag (``--token=T``, ``--token T``, ``-token T``) or variable (``TOKEN=T``)
+    named like a secret, the secrets of an argument that is a URL, and an argument shaped
+    like a key.
     """
-    url = source_url(source)
-    if url is not None:
-        found = _in_url(url)
-    elif source.startswith("mcp:stdio:"):
+    if source.startswith("mcp:stdio:"):
         found = _in_command(source.removeprefix("mcp:stdio:"))
     else:
-        found = []
+        # Any URL, not only the http(s) ones read: one refused (mcp:wss://…) is named in
+        # the line that refuses it.
+        found = _in_word(source.removeprefix("mcp:"))
     return tuple(dict.fromkeys(word for word in found if word))
 
 
