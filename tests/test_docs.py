@@ -83,6 +83,9 @@ FOREIGN_OPTIONS = {
     "--latency",
     "--update-golden",
     "--strict",
+    # An MCP server's own options, on a `mcp:stdio:` command line (own-tools.md).
+    "--token",
+    "--api-key",
 }
 
 

@@ -50,6 +50,16 @@ def probe(
             " they get only HOME, LOGNAME, PATH, SHELL, TERM and USER otherwise.",
         ),
     ] = None,
+    tools_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools-header",
+            metavar="'NAME: VALUE'",
+            help="With an MCP URL in --tools: send this header with every request to it"
+            " (repeat); ${VAR} in the value is read from your environment, e.g."
+            " 'Authorization: Bearer ${MCP_TOKEN}'.",
+        ),
+    ] = None,
     prompts: Annotated[
         Path | None,
         typer.Option(metavar="FILE", help="With --tools: prompts written for them (YAML)."),
@@ -159,6 +169,7 @@ def probe(
             "--use-cache": use_cache,
             "--tools": tools or None,
             "--tools-env": tools_env or None,
+            "--tools-header": tools_header or None,
             "--prompts": prompts,
         },
     )
@@ -201,6 +212,7 @@ def probe(
         matrix=matrix,
         tools=tuple(tools or ()),
         tools_env=tuple(tools_env or ()),
+        tools_headers=tuple(tools_header or ()),
         prompts=prompts,
         out_dir=out,
         formats=formats,

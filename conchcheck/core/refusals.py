@@ -8,12 +8,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from conchcheck.core.credentials import redact_keys
 from conchcheck.core.envelopes import Envelope, read_envelope
 from conchcheck.core.names import Name
 from conchcheck.core.places import Violation, schema_place, violations
 from conchcheck.core.places import tool_index as place_index
 
-__all__ = ["Refusal", "RefusalKind", "Violation", "classify", "redact_keys"]
+__all__ = ["Refusal", "RefusalKind", "Violation", "classify"]
 
 _MAX_SCAN = 1 << 16  # the regexes never see more than this much text
 _MAX_MESSAGE = 1000
@@ -201,7 +202,6 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.I)
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION = re.compile(r"(?:\d{1,9}(?:\.\d{1,12})?(?:ms|h|m|s)){1,4}", re.I)
 
-_KEY = re.compile(r"(?<![A-Za-z0-9_-])(?:sk-|gsk_|xai-|AIza|or-|hf_|r8_|pplx-|nvapi-)[\w*-]+")
 _HTML_HINT = re.compile(r"<(?:!doctype|html|head|body|title|h1|center|div|p)\b", re.I)
 _HTML_BLOCK = re.compile(r"<(script|style)\b", re.I)
 _HTML_TAG = re.compile(r"<[^<>]*>")
@@ -334,13 +334,6 @@ def _drop_blocks(text: str) -> str:
         start = len(text) if end < 0 else end + 1
     kept.append(text[start:])
     return "".join(kept)
-
-
-def redact_keys(text: str) -> str:
-    """``text`` with anything shaped like a provider key (16+ characters) masked."""
-    # OpenAI echoes the key it refused ("Incorrect API key provided: sk-...");
-    # a report must never carry one (vector openai-401-incorrect-api-key-is-redacted).
-    return _KEY.sub(lambda m: "[redacted]" if len(m.group(0)) >= 16 else m.group(0), text)
 
 
 def _trim(text: str) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from conchcheck.core.credentials import redact_keys
 from conchcheck.core.envelopes import read_envelope
-from conchcheck.core.refusals import Refusal, redact_keys
+from conchcheck.core.refusals import Refusal
 
 __all__ = ["ParseFailure", "read_failed_generation", "read_parse_failure"]
 

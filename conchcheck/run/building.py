@@ -1,7 +1,8 @@
 """``build``: a ``ProbeSpec`` resolved into a ``Plan``, with every input read and checked.
 
 The target, the recording, the matrix (or the user's tools), the results to resume, the
-report folder, the recording's file, the capability file and the key are all read here,
+report folder, the recording's file, the capability file and the key are all read here
+(and the credentials written in the tool sources held first),
 before the first request, so a probe never spends requests to fail at the end. Each
 problem is one ``InputError`` line (or a ``CacheError``), worded as the CLI's option.
 """
@@ -9,13 +10,16 @@ problem is one ``InputError`` line (or a ``CacheError``), worded as the CLI's op
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from conchcheck.capabilities import CapabilityFile, Entry, default_path
+from conchcheck.core.credentials import credentials_in
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.files import folder_problem
 from conchcheck.matrix import Matrix, load_matrix
 from conchcheck.matrix.own import own_matrix
+from conchcheck.redaction import hold
 from conchcheck.results import Cell
 from conchcheck.results.reader import read_results
 from conchcheck.run.execution import now
@@ -24,6 +28,7 @@ from conchcheck.run.recording import REPLAY_KEY, load_recording
 from conchcheck.run.spec import ProbeSpec
 from conchcheck.sources import read_source
 from conchcheck.sources.environment import passed_environment
+from conchcheck.sources.headers import header_values
 from conchcheck.wire.keys import CredentialsError, Secret, resolve_key
 from conchcheck.wire.providers import Target, parse_target
 from conchcheck.wire.recording import Recording, RecordingTransport, ReplayTransport
@@ -36,6 +41,13 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     ``transport`` carries every request instead of the network (tests, a proxy); a replay
     answers from its recording instead, and a recording wraps it.
     """
+    # A credential written in a source (a URL's token, a server's --token) or given in a
+    # header is held before anything is read or said: every writer then masks it, as it
+    # masks the target's key.
+    for source in spec.tools:
+        for credential in credentials_in(source):
+            hold(credential)
+    headers = header_values(spec.tools_headers)
     replayed = (
         load_recording(spec.replay, spec.options.policy.max_body)
         if spec.replay is not None
@@ -47,7 +59,7 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     # The key is read (and held) before any MCP server is: whatever a server says is masked
     # with every key held, and the target's is the one most at hand to echo.
     key, key_problem = _key(spec, target, replaying=replayed is not None)
-    matrix = _matrix(spec)
+    matrix = _matrix(spec, headers)
     capabilities = CapabilityFile(spec.capability_file or default_path())
     recorder = None
     if replayed is not None:
@@ -100,13 +112,13 @@ def default_out_dir(target: Target) -> Path:
     return Path("conchcheck-out") / re.sub(r"[^A-Za-z0-9._-]+", "_", target.label)
 
 
-def _matrix(spec: ProbeSpec) -> Matrix:
+def _matrix(spec: ProbeSpec, headers: Mapping[str, str]) -> Matrix:
     if not spec.tools:
         return load_matrix(spec.matrix)
     # An MCP server's answer is one more request: it gets --timeout, like the others.
     deadline = spec.options.policy.read_timeout
     env = passed_environment(spec.tools_env)
-    listed = [(s, read_source(s, deadline=deadline, env=env)) for s in spec.tools]
+    listed = [(s, read_source(s, deadline=deadline, env=env, headers=headers)) for s in spec.tools]
     return own_matrix(
         [(s, listing.tools) for s, listing in listed],
         spec.prompts,

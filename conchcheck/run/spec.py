@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conchcheck.core.credentials import source_url
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
 from conchcheck.probe import Check, ProbeOptions
 from conchcheck.report import ReportFormat
 from conchcheck.results import Mode
 from conchcheck.run.targets import Shard
+from conchcheck.sources.headers import check_headers
 
 TIMEOUT_RANGE = (0.1, 86_400.0)
 """Seconds a reply may take: a tenth of a second up to a day (a slow CPU model)."""
@@ -41,6 +43,10 @@ class ProbeSpec:
     tools_env: tuple[str, ...] = ()
     """Variables (names) given to each MCP server started for ``tools``, beyond the small
     default environment (``conchcheck.sources.environment``)."""
+    tools_headers: tuple[str, ...] = ()
+    """``Name: value`` headers sent with every request to the MCP servers of ``tools`` that
+    are spoken to over HTTP; ``${VAR}`` in a value is read from the environment by ``build``
+    (``conchcheck.sources.headers``)."""
     prompts: Path | None = None
     """Prompts written for ``tools``; without it, one smoke prompt a tool."""
     out_dir: Path | None = None
@@ -80,6 +86,13 @@ class ProbeSpec:
                 " was given.",
                 hint="Add --tools mcp:stdio:<command line>, or leave --tools-env out.",
             )
+        if self.tools_headers and not any(source_url(s) for s in self.tools):
+            raise InputError(
+                "--tools-header: it is sent to MCP servers over HTTP, and no --tools source is"
+                " one.",
+                hint="Add --tools mcp:https://<server>/mcp, or leave --tools-header out.",
+            )
+        check_headers(self.tools_headers)
         if self.tools and self.reuse_cached:
             raise InputError(
                 "--tools and --use-cache: the capability file holds matrix verdicts, not"

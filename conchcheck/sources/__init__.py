@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from conchcheck.core.credentials import source_url
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.files import load_document, tools_in
@@ -26,26 +27,35 @@ SOURCE_HINT = (
 
 
 def read_tools(
-    source: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+    source: str,
+    *,
+    deadline: float = DEADLINE,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> list[Tool]:
     """The tools a source string names: ``mcp:stdio:<command>``, an MCP URL, or a file.
 
     An MCP server gets ``deadline`` seconds for its whole answer; one started is stopped.
-    A stdio server runs with a small default environment plus ``env`` (``--tools-env``).
+    A stdio server runs with a small default environment plus ``env`` (``--tools-env``);
+    a server at a URL gets ``headers`` with every request (``--tools-header``).
     """
-    return list(read_source(source, deadline=deadline, env=env).tools)
+    return list(read_source(source, deadline=deadline, env=env, headers=headers).tools)
 
 
 def read_source(
-    source: str, *, deadline: float = DEADLINE, env: Mapping[str, str] | None = None
+    source: str,
+    *,
+    deadline: float = DEADLINE,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Listing:
     """``read_tools``'s tools, with the MCP revision (and cache hint) of an MCP server."""
     if source.startswith("mcp:stdio:"):
         command = source.removeprefix("mcp:stdio:")
         return read_stdio_listing(command, deadline=deadline, env=env)
-    url = source.removeprefix("mcp:")
-    if url.startswith(("http://", "https://")):
-        return read_http_listing(url, deadline=deadline)
+    url = source_url(source)
+    if url is not None:
+        return read_http_listing(url, deadline=deadline, headers=headers)
     if source.startswith("mcp:"):
         raise InputError(
             f"The tool source '{source}' is not an MCP source I know.", hint=SOURCE_HINT

@@ -8,8 +8,8 @@ user's keys stay with conchcheck: a server that prints its environment, or names
 error or a tool description, has none of them to show.
 
 Whatever a server says is masked before it goes anywhere (a message, a report, a request to
-the provider): every key this process holds, the values of the variables passed to it, and
-anything shaped like a provider key.
+the provider): every key this process holds, the values of the variables passed to it, the
+credentials written in its source or headers, and anything shaped like a provider key.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 
-from conchcheck.core.refusals import redact_keys
+from conchcheck.core.credentials import redact_keys
 from conchcheck.errors import InputError
 from conchcheck.redaction import Redactor, held
 
@@ -86,6 +86,8 @@ def server_environment(passed: Mapping[str, str]) -> dict[str, str]:
     return {**default_environment(), **passed}
 
 
-def speech_mask(passed: Mapping[str, str]) -> Redactor:
-    """Masks what a server says: the keys held, the values ``passed`` to it, key shapes."""
-    return Redactor(held().keys | frozenset(passed.values()), shapes=redact_keys)
+def speech_mask(passed: Mapping[str, str], secrets: Iterable[str] = ()) -> Redactor:
+    """Masks what a server says: the keys held, the values ``passed`` to it, the ``secrets``
+    written in its source or headers, key shapes."""
+    given = held().keys | frozenset(passed.values()) | frozenset(secrets)
+    return Redactor(given, shapes=redact_keys)

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from conchcheck.core.credentials import credentials_in
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
 from conchcheck.redaction import Redactor
@@ -36,20 +37,27 @@ from conchcheck.sources.mcp import (
 from conchcheck.wire.mcp_http import METHOD_HEADER, PROTOCOL_HEADER, McpHttpClient, McpHttpReply
 
 
-def read_http_tools(url: str, *, deadline: float = DEADLINE) -> list[Tool]:
+def read_http_tools(
+    url: str, *, deadline: float = DEADLINE, headers: Mapping[str, str] | None = None
+) -> list[Tool]:
     """The tools of the MCP server at ``url``."""
-    return list(read_http_listing(url, deadline=deadline).tools)
+    return list(read_http_listing(url, deadline=deadline, headers=headers).tools)
 
 
-def read_http_listing(url: str, *, deadline: float = DEADLINE) -> Listing:
-    """The tools, revision and cache hint of the MCP server at ``url``; every key this
-    process holds, and anything shaped like one, masked in what the server says."""
-    mask = speech_mask({})
-    return masked(lambda: _listing(url, deadline, mask), mask)
+def read_http_listing(
+    url: str, *, deadline: float = DEADLINE, headers: Mapping[str, str] | None = None
+) -> Listing:
+    """The tools, revision and cache hint of the MCP server at ``url``, asked with
+    ``headers`` on every request (``--tools-header``); every key this process holds, the
+    credentials written in ``url``, the header values, and anything shaped like a key,
+    masked in what the server says (and the URL in a message)."""
+    given = dict(headers or {})
+    mask = speech_mask({}, (*credentials_in(url), *given.values()))
+    return masked(lambda: _listing(url, deadline, mask, given), mask)
 
 
-def _listing(url: str, deadline: float, mask: Redactor) -> Listing:
-    client = McpHttpClient(url, max_bytes=MAX_MESSAGE_BYTES)
+def _listing(url: str, deadline: float, mask: Redactor, headers: Mapping[str, str]) -> Listing:
+    client = McpHttpClient(url, max_bytes=MAX_MESSAGE_BYTES, headers=headers)
     try:
         return list_tools(HttpChannel(client, mask), time.monotonic() + deadline)
     finally:

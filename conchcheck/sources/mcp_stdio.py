@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
+from conchcheck.core.credentials import credentials_in
 from conchcheck.core.nesting import MAX_DEPTH, text_too_deep
 from conchcheck.core.tools import Tool
 from conchcheck.errors import InputError
@@ -76,10 +77,12 @@ def read_stdio_listing(
     ``patience``: how long its silence about ``server/discover`` is waited out before the
     handshake is tried (``DISCOVER_PATIENCE``, at most half the deadline, when None).
     ``env``: variables the server gets beyond the default environment; their values are
-    masked in what it says, as every key conchcheck holds is.
+    masked in what it says, as every key conchcheck holds is, and so are the credentials
+    written in ``command`` (``conchcheck.core.credentials``).
     """
     passed = dict(env or {})
-    mask = speech_mask(passed)
+    # A library caller need not have held a --token written on the command line.
+    mask = speech_mask(passed, credentials_in(f"mcp:stdio:{command}"))
     return masked(lambda: _listing(command, deadline, patience, passed, mask), mask)
 
 

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TypeVar
 
-from conchcheck.core.refusals import redact_keys
+from conchcheck.core.credentials import redact_keys
 from conchcheck.errors import ConchcheckError, ExitCode, InputError
 from conchcheck.redaction import MASK, Redactor, held, hold
 from conchcheck.wire.chat import Reply

@@ -41,17 +41,21 @@ class McpHttpReply:
 
 
 class McpHttpClient:
-    """One connection pool to one MCP URL; ``close`` when done."""
+    """One connection pool to one MCP URL; ``close`` when done. ``headers`` go with every
+    request."""
 
     def __init__(
         self,
         url: str,
         *,
         max_bytes: int,
+        headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = url
         self.max_bytes = max_bytes
+        self.headers = dict(headers or {})
+        """The user's own (``--tools-header``), sent with every POST."""
         # No environment proxies or redirects: the URL given is the server spoken to.
         self.client = httpx.Client(transport=transport, trust_env=False, follow_redirects=False)
 
@@ -69,6 +73,7 @@ class McpHttpClient:
         sent = {
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",
+            **self.headers,
             **headers,
         }
         try:

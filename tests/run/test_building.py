@@ -12,6 +12,7 @@ import pytest
 
 from conchcheck.capabilities import CapabilityFile, Entry
 from conchcheck.errors import ConchcheckError, InputError
+from conchcheck.redaction import held
 from conchcheck.run import ExitCode, ProbeSpec, build, execute
 from conchcheck.run.recording import REPLAY_KEY
 from conchcheck.wire.keys import CredentialsError
@@ -253,3 +254,18 @@ def test_resume_takes_only_results_of_the_same_target_and_api(
         f"--resume: {GOLDEN} holds the results of openrouter:qwen/qwen3-8b in the openai API, "
         f"not of {wanted}."
     )
+
+
+def test_the_credentials_in_the_sources_are_held_before_one_is_read(tmp_path: Path) -> None:
+    token, key = "tok3nQ8v2Lm5Rx9Wp4Zj7Hd1Kc6", "sk-proj-abcdefghijklmnop"
+    spec = ProbeSpec(
+        "vllm:m",
+        base_url=URL,
+        tools=(f"mcp:http://127.0.0.1:9/mcp?token={token}", f"mcp:stdio:server --api-key {key}"),
+        out_dir=tmp_path / "out",
+    )
+    with pytest.raises(InputError) as caught:
+        build(spec)  # nothing listens on port 9: the first source fails as it is read
+    assert held().keys == {token, key}
+    said = held().text(str(caught.value))
+    assert said.startswith("The MCP server at http://127.0.0.1:9/mcp?token=[redacted] failed ")

@@ -29,7 +29,8 @@ it) and lists one tool, ``ping``, unless its behaviour says otherwise:
   stderr as it exits at once; ``env``: tool ``env``, whose
   description is its environment as JSON; over HTTP, ``echo-401``, ``echo-500``,
   ``echo-rpc`` and ``echo-tools`` echo ``echoed`` (the test's key) as a bearer token in a
-  401, a 500, a JSON-RPC error and tool ``noted``;
+  401, a 500, a JSON-RPC error and tool ``noted``; ``needs-bearer`` answers every request
+  (notifications too) 401 unless it carries ``Authorization: Bearer <echoed>``;
 - ``silent``: reads and never answers.
 """
 
@@ -184,9 +185,14 @@ def main(behaviour: str, extra: list[str]) -> None:
             sys.stdout.flush()
 
 
-def http_reply(behaviour: str, message: dict[str, Any], echoed: str = "") -> tuple[int, str, bytes]:
-    """(status, content type, body) a loopback MCP server of ``behaviour`` answers a POST with."""
+def http_reply(
+    behaviour: str, message: dict[str, Any], echoed: str = "", authorization: str | None = None
+) -> tuple[int, str, bytes]:
+    """(status, content type, body) a loopback MCP server of ``behaviour`` answers a POST with,
+    given its ``Authorization`` header."""
     method, ident = message.get("method"), message.get("id")
+    if behaviour == "needs-bearer" and authorization != f"Bearer {echoed}":
+        return 401, "text/plain", b"Unauthorized"
     if ident is None:
         return 202, "application/json", b""
     bearer = f"Bearer {echoed} is not valid for this server"

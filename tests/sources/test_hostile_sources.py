@@ -59,7 +59,8 @@ def http_server(serve: Serve, behaviour: str, echoed: str = "") -> EmulatorServe
     def handle(received: Received) -> Response:
         if behaviour == "silent":
             return Response(fault=Fault.HANG)
-        status, kind, body = http_reply(behaviour, received.json(), echoed)
+        authorization = received.headers.get("authorization")
+        status, kind, body = http_reply(behaviour, received.json(), echoed, authorization)
         return Response(status, body, {"content-type": kind})
 
     return serve(handle)
@@ -186,11 +187,16 @@ class Probed:
     """The body of every request the provider got."""
     rss_mb: float
     """The probe's peak resident memory (the kernel's ``ru_maxrss`` of the finished child)."""
+    heads: tuple[str, ...] = ()
+    """The headers of every request the provider got, each request's as ``name: value``
+    lines (its key among them)."""
 
 
-def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
-    """``conchcheck probe --tools source`` with the key CANARY_KEY, GITHUB_TOKEN and an
-    unpassed key in its environment, in an empty working folder and home."""
+def probe(
+    serve: Serve, tmp_path: Path, source: str, *extra: str, environ: dict[str, str] | None = None
+) -> Probed:
+    """``conchcheck probe --tools source`` with the key CANARY_KEY, GITHUB_TOKEN, an
+    unpassed key and ``environ`` in its environment, in an empty working folder and home."""
     provider = serve(OpenAIEmulator(ignores_tools()))
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
@@ -199,7 +205,7 @@ def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
         "PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(ROOT),
         "CONCHCHECK_CACHE": str(tmp_path / "capabilities.yaml"), "NO_COLOR": "1",
         "CANARY_KEY": PLAIN, "GITHUB_TOKEN": TOKEN, "ANTHROPIC_API_KEY": UNPASSED,
-        "OPENAI_API_KEY": PREFIXED,
+        "OPENAI_API_KEY": PREFIXED, **(environ or {}),
     }  # fmt: skip
     args = [sys.executable, "-m", "conchcheck", "probe", "vllm:m", "--base-url",
             f"{provider.url}/v1", "--api-key-env", "CANARY_KEY", "--out", str(tmp_path / "out"),
@@ -226,7 +232,8 @@ def probe(serve: Serve, tmp_path: Path, source: str, *extra: str) -> Probed:
         if p.is_file() and p.name != "child.pid"
     }
     sent = [r.body.decode(errors="replace") for r in provider.received]
-    return Probed(peak["code"], stdout, stderr, files, sent, peak["rss_mb"])
+    heads = tuple("\n".join(f"{k}: {v}" for k, v in r.headers.items()) for r in provider.received)
+    return Probed(peak["code"], stdout, stderr, files, sent, peak["rss_mb"], heads)
 
 
 def leaks(probed: Probed) -> list[str]:
