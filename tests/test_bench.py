@@ -1,7 +1,8 @@
 """The quick benchmarks still run and print every row they promise.
 
 Speed is judged by reading their tables (README, Benchmarks), never here: these tests only
-keep a benchmark from breaking unnoticed. The slow ones (hostile, compat, probe) are left out.
+keep a benchmark from breaking unnoticed. The slow ones (hostile, compat, probe, fleet) are
+left out.
 """
 
 from __future__ import annotations
