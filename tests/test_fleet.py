@@ -5,6 +5,7 @@ refused before the first request."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -245,9 +246,15 @@ def test_shards_split_the_targets_and_the_index_says_which(serve: Serve, tmp_pat
         data = index(tmp_path)
         index_, count = (int(x) for x in shard.split("/"))
         assert data["shard"] == {"index": index_, "count": count}
-        assert {t["shard"] for t in data["targets"]} <= {index_}
-        seen += [t["target"] for t in data["targets"]]
+        mine = [t for t in data["targets"] if not t.get("earlier")]
+        assert {t["shard"] for t in mine} <= {index_}
+        seen += [t["target"] for t in mine]
     assert sorted(seen) == [f"vllm:{n}" for n in names]
+    # The second shard's index keeps the first's targets, marked (before: it forgot them).
+    listed = index(tmp_path)["targets"]
+    assert sorted(t["target"] for t in listed) == [f"vllm:{n}" for n in names]
+    assert {t["shard"] for t in listed if t.get("earlier")} == {1}
+    assert {t["shard"] for t in listed if not t.get("earlier")} == {2}
 
 
 BAD_INPUT = [
@@ -345,6 +352,34 @@ def test_a_target_folder_that_is_a_file_is_refused_before_any_request(
         2, f"conchcheck: --out: {taken}: is a file, not a folder. Choose another folder.\n"
     )  # fmt: skip
     assert server.received == [] and taken.read_text() == "mine"
+
+
+def test_a_second_run_into_one_out_keeps_the_first_in_its_index(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """Before: the index listed only the last run, while `report` rendered both runs'
+    folders, with no warning."""
+    server = serve(OpenAIEmulator(oracle(load_matrix(str(TINY)))))
+    url = f"{server.url}/v1"
+    first = f"targets:\n  - target: vllm:a\n    base_url: {url}\n"
+    assert run(tmp_path, first, "--quiet", "--matrix", str(TINY))[0] == 0
+    # The same file again writes over its own folder: one entry, its own.
+    assert run(tmp_path, first, "--quiet", "--matrix", str(TINY))[0] == 0
+    assert [(t["target"], t.get("earlier")) for t in index(tmp_path)["targets"]] == [
+        ("vllm:a", None)
+    ]
+    second = f"targets:\n  - target: vllm:b\n    base_url: {url}\n"
+    assert run(tmp_path, second, "--quiet", "--matrix", str(TINY))[0] == 0
+    listed = index(tmp_path)["targets"]
+    assert [(t["target"], t.get("earlier")) for t in listed] == [
+        ("vllm:b", None),
+        ("vllm:a", True),
+    ]
+    assert listed[1]["folder"] == folder("vllm:a", url)
+    # A folder gone is not kept.
+    shutil.rmtree(tmp_path / "out" / folder("vllm:a", url))
+    assert run(tmp_path, second, "--quiet", "--matrix", str(TINY))[0] == 0
+    assert [t["target"] for t in index(tmp_path)["targets"]] == ["vllm:b"]
 
 
 WORST = [

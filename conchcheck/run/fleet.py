@@ -22,7 +22,13 @@ from conchcheck.replacement import replace_file
 from conchcheck.results import ProbeResult
 from conchcheck.run.building import build
 from conchcheck.run.execution import ProbeOutcome, engine_for, finish, now, probing
-from conchcheck.run.index import INDEX, FleetOutcome, TargetOutcome, render_index
+from conchcheck.run.index import (
+    INDEX,
+    FleetOutcome,
+    TargetOutcome,
+    earlier_entries,
+    render_index,
+)
 from conchcheck.run.plan import Plan
 from conchcheck.run.spec import FleetSpec, ProbeSpec
 from conchcheck.run.targets import TargetEntry, TargetsFile, load_targets
@@ -172,7 +178,9 @@ def _index(fleet: FleetPlan, finished: dict[int, ProbeOutcome]) -> FleetOutcome:
         for index, (entry, plan) in enumerate(zip(fleet.entries, fleet.plans, strict=True))
     )
     code = worst(t.outcome.exit_code for t in done)
-    outcome = FleetOutcome(fleet.file.source, done, fleet.out_dir / INDEX, fleet.spec.shard, code)
+    index = fleet.out_dir / INDEX
+    earlier = earlier_entries(index, {t.folder.name for t in done})
+    outcome = FleetOutcome(fleet.file.source, done, index, fleet.spec.shard, code, earlier)
     fleet.out_dir.mkdir(parents=True, exist_ok=True)
     replace_file(outcome.index, render_index(outcome))
     return outcome

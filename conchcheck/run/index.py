@@ -39,6 +39,9 @@ class FleetOutcome:
     index: Path
     shard: Shard | None
     exit_code: ExitCode
+    earlier: tuple[dict[str, Any], ...] = ()
+    """The entries of an earlier run's index in the same folder whose results this run did
+    not write over (a shard before this one): kept, marked ``earlier``."""
 
 
 def render_index(outcome: FleetOutcome) -> str:
@@ -58,8 +61,26 @@ def index_data(outcome: FleetOutcome) -> dict[str, Any]:
         "targets_file": outcome.source,
         "shard": {"index": shard.index, "count": shard.count} if shard else None,
         "exit_code": int(outcome.exit_code),
-        "targets": [_entry(t, count) for t in outcome.targets],
+        "targets": [_entry(t, count) for t in outcome.targets] + list(outcome.earlier),
     }
+
+
+def earlier_entries(index: Path, folders: set[str]) -> tuple[dict[str, Any], ...]:
+    """The entries of the index at ``index`` whose folders are not in ``folders`` and still
+    hold results, each marked ``earlier``: replaced whole, the index forgot another run's
+    targets while ``report`` still rendered their folders (issue 26)."""
+    try:
+        listed = json.loads(index.read_text(encoding="utf-8")).get("targets")
+    except (OSError, ValueError, AttributeError):
+        return ()  # none yet, or not an index: nothing to keep
+    kept = []
+    for entry in listed if isinstance(listed, list) else ():
+        folder = entry.get("folder") if isinstance(entry, dict) else None
+        # A bare name only: an index is a file anyone may edit, and its folder a path.
+        ours = isinstance(folder, str) and folder not in folders and folder == Path(folder).name
+        if ours and (index.parent / str(folder) / "results.json").is_file():
+            kept.append({**entry, "earlier": True})
+    return tuple(kept)
 
 
 def _entry(done: TargetOutcome, count: int | None) -> dict[str, Any]:
