@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -31,29 +29,13 @@ from conchcheck.cli import app
 from conchcheck.matrix import load_matrix
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
-from tests.emulators.server import EmulatorServer, Fault, Handler, Received, Response
+from tests.emulators.server import EmulatorServer, Fault, Handler, Response
+from tests.emulators.timeline import Timeline
 
 TINY = Path(__file__).parent.parent / "tests" / "data" / "targets" / "tiny.yaml"
 RATIO_BOUND = 3.0
 CONCURRENCY = 2
 LIMITED = {"error": {"message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}}
-
-
-class Arrivals:
-    """Keeps when each chat request came, and answers it with ``answer(n, received)``."""
-
-    def __init__(self, answer: Callable[[int, Received], Response], other: Handler) -> None:
-        self.answer, self.other = answer, other
-        self.lock = threading.Lock()
-        self.times: list[float] = []
-
-    def __call__(self, received: Received) -> Response:
-        if not received.path.endswith("/chat/completions"):
-            return self.other(received)
-        with self.lock:
-            n = len(self.times)
-            self.times.append(time.monotonic())
-        return self.answer(n, received)
 
 
 def fleet(handlers: list[Handler]) -> tuple[float, int]:
@@ -89,16 +71,16 @@ def main() -> None:
 
     def dying() -> Handler:
         answer = healthy()
-        return Arrivals(lambda n, r: answer(r) if n < 2 else Response(fault=Fault.HANG), answer)
+        return Timeline(lambda n, r: answer(r) if n < 2 else Response(fault=Fault.HANG), answer)
 
     base, base_code = fleet([healthy() for _ in range(4)])
     with_dead, dead_code = fleet([dying(), *(healthy() for _ in range(4))])
     ratio = with_dead / base
-    limited = Arrivals(lambda n, r: Response.json(LIMITED, 429, {"retry-after": "1"}), healthy())
+    limited = Timeline(lambda n, r: Response.json(LIMITED, 429, {"retry-after": "1"}), healthy())
     seconds, limited_code = fleet([limited] * 10)
     buckets: dict[int, int] = {}
-    for t in limited.times:
-        second = int(t - limited.times[0])
+    for t in limited.arrivals:
+        second = int(t - limited.arrivals[0])
         buckets[second] = buckets.get(second, 0) + 1
     busiest = max(buckets.values(), default=0)
     print(f"{'fleet':<44} {'exit':>4} {'seconds':>8} {'ratio':>6} {'bound':>6}")
@@ -110,7 +92,7 @@ def main() -> None:
     print(f"\n{'rate-limited provider, 10 targets':<44} {'exit':>4} {'seconds':>8} "
           f"{'requests':>9} {'most/s':>7} {'bound':>6}")  # fmt: skip
     print(f"{'429 and Retry-After: 1 to every request':<44} {limited_code:>4} {seconds:>8.2f} "
-          f"{len(limited.times):>9} {busiest:>7} {CONCURRENCY:>6}")  # fmt: skip
+          f"{len(limited.arrivals):>9} {busiest:>7} {CONCURRENCY:>6}")  # fmt: skip
     ok = ratio <= RATIO_BOUND and busiest <= CONCURRENCY
     print("all within bounds" if ok else "OUT OF BOUNDS")
 

@@ -10,7 +10,6 @@ capability entry. A 429 holds back every request to the provider for the wait it
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -26,6 +25,7 @@ from conchcheck.matrix import load_matrix
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
 from tests.emulators.server import EmulatorServer, Fault, Handler, Received, Response
+from tests.emulators.timeline import Timeline
 
 Serve = Callable[[Handler], EmulatorServer]
 TINY = Path(__file__).parent / "data" / "targets" / "tiny.yaml"
@@ -33,30 +33,6 @@ MATRIX = load_matrix("default")
 LIMITED = {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}  # fmt: skip
 """OpenAI's 429 body (its error shape; the words of platform.openai.com/docs/guides/error-codes)."""
 runner = CliRunner()
-
-
-class Timeline:
-    """Answers chat requests with ``answer(n, received)`` (n counts them from 0) and keeps
-    when each came and when each 429 went; anything else (the catalogue) is answered by
-    ``other``."""
-
-    def __init__(self, answer: Callable[[int, Received], Response], other: Handler) -> None:
-        self.answer, self.other = answer, other
-        self.lock = threading.Lock()
-        self.arrivals: list[float] = []
-        self.limited: list[float] = []
-
-    def __call__(self, received: Received) -> Response:
-        if not received.path.endswith("/chat/completions"):
-            return self.other(received)
-        with self.lock:
-            n = len(self.arrivals)
-            self.arrivals.append(time.monotonic())
-        response = self.answer(n, received)
-        if response.status == 429:
-            with self.lock:
-                self.limited.append(time.monotonic())
-        return response
 
 
 def probe(tmp_path: Path, url: str, *extra: str) -> tuple[int, str, str]:
