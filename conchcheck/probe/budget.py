@@ -178,11 +178,18 @@ class Budget:
                 async with shared.hold(urgency, self):
                     yield
 
+    def ended(self, outcome: RequestOutcome) -> None:
+        """How one request ended, its retries done: a rate limit that outlasted them, again
+        and again, stops the probe (``Pressure.ended``)."""
+        self._press(self.pressure.ended(outcome))
+
     def note(self, outcome: RequestOutcome, attempt: int = 1) -> None:
         """Tell the pace how an attempt ended; stop admitting once the endpoint's answers
         say nothing more will come (``conchcheck.probe.pressure``)."""
         throttle = self.throttle if self.shared is None else self.shared.throttle
-        reason = self.pressure.note(outcome, throttle, retry=attempt > 1)
+        self._press(self.pressure.note(outcome, throttle, retry=attempt > 1))
+
+    def _press(self, reason: str | None) -> None:
         if reason is not None and self.pressed is None:
             self.pressed = reason
             self.stopped = self.stopped or reason

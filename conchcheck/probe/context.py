@@ -171,6 +171,7 @@ class Context:
         except BaseException:  # cancelled (an interrupt): what it held is free again
             self.budget.spend(None, None, held)
             raise
+        self.budget.ended(exchange.outcome)
         reply = exchange.reply
         usage = reply.usage if reply is not None else None
         self.budget.spend(

@@ -27,8 +27,8 @@ Sleep = Callable[[float], Awaitable[None]]
 """How a wait is waited (a replay's waits nothing)."""
 
 RATE_LIMITED_TO_STOP = 8
-"""Attempts refused for a rate limit in a row, with no answer between, that end the probe.
-With the waits a provider asks for between them, that is its answer."""
+"""Requests in a row that a rate limit still refused after their retries, with none answered
+between, that end the probe: with the waits the provider asked for, that is its answer."""
 SILENT_TO_STOP = 4
 """Requests in a row whose first attempt timed out or found no server, with no answer between,
 that end the probe: one slow prompt's request and its streamed copy time out together, four
@@ -153,6 +153,9 @@ class Pressure:
         self.last_wait: float | None = None
         """The wait the last 429 asked for, in seconds (None when it named none)."""
         self.limited_streak = 0
+        """Attempts refused for a rate limit in a row: the pause's backoff."""
+        self.given_up = 0
+        """Requests in a row a rate limit still refused after their retries."""
         self.silent_streak = 0
         self.stopped: str | None = None
         """Why no more requests go, once they don't."""
@@ -172,8 +175,6 @@ class Pressure:
                 self.last_wait = refusal.retry_after
                 if throttle is not None:
                     throttle.rate_limited(refusal.retry_after, self.limited_streak)
-                if self.limited_streak >= RATE_LIMITED_TO_STOP:
-                    self._stop(self.rate_limit_reason())
             case Failed(error) if error.kind in SILENT:
                 if retry:
                     return self.stopped
@@ -188,6 +189,22 @@ class Pressure:
                 self.limited_streak = self.silent_streak = 0
                 if throttle is not None:
                     throttle.answered()
+        return self.stopped
+
+    def ended(self, outcome: RequestOutcome) -> str | None:
+        """Count how one request ended, its retries done; the reason to stop, once there is
+        one. Eight in a row that a rate limit still refused, none answered between, stop the
+        probe; one refused on its first try and answered on its retry is an answer (an
+        endpoint that limits every first try still gives its verdict, profile R01)."""
+        match outcome:
+            case Refused(refusal) if refusal.kind is RefusalKind.RATE_LIMIT:
+                self.given_up += 1
+                if self.given_up >= RATE_LIMITED_TO_STOP:
+                    self._stop(self.rate_limit_reason())
+            case Failed():
+                pass
+            case _:
+                self.given_up = 0
         return self.stopped
 
     def _stop(self, reason: str) -> None:

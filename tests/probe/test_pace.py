@@ -41,6 +41,8 @@ RETRY = "retry"
         pytest.param([limited()] * 8, "rate limited — 8 requests refused, last Retry-After 1 s", id="eight-429s-in-a-row"),
         pytest.param([limited(None)] * 8, "rate limited — 8 requests refused", id="eight-429s-naming-no-wait"),
         pytest.param([limited()] * 7 + [ANSWER] + [limited()] * 7, None, id="429s-broken-by-an-answer"),
+        pytest.param([limited(0.0), RETRY, ANSWER] * 12, None, id="every-first-try-limited-every-retry-answered"),
+        pytest.param([limited(), RETRY, limited()] * 8, "rate limited — 16 requests refused, last Retry-After 1 s", id="eight-requests-limited-through-their-retries"),
         pytest.param([ANSWER] * 10 + [SILENT] * 4, "the endpoint stopped answering after request 10", id="silent-after-10-answers"),
         pytest.param([ANSWER] * 3 + [SILENT, REFUSED, SILENT, REFUSED], "the endpoint stopped answering after request 3", id="timeouts-and-refused-connections"),
         pytest.param([SILENT] * 6, None, id="never-answered-is-the-first-requests-to-say"),
@@ -53,13 +55,15 @@ def test_when_an_endpoints_answers_stop_the_probe(
     outcomes: list[RequestOutcome | str], reason: str | None
 ) -> None:
     pressure, said, retry = Pressure(), None, False
-    for outcome in outcomes:
+    for index, outcome in enumerate(outcomes):
         if outcome == RETRY:
             retry = True
             continue
         assert not isinstance(outcome, str)
         said = pressure.note(outcome, retry=retry)
         retry = False
+        if outcomes[index + 1 : index + 2] != [RETRY]:
+            said = pressure.ended(outcome)  # the request's last attempt
     assert said == reason
 
 
