@@ -1086,6 +1086,19 @@ def in_chunks(reply: str, size: int, calls_of: Calls = calls_of) -> tuple[str, l
     return shown + end.text, calls_of(end)
 
 
+def in_cuts(
+    reply: str, cuts: list[int], *, cut_off: bool, calls_of: Calls = calls_of
+) -> tuple[str, list[Any]]:
+    """The words and calls of ``reply`` fed in pieces of the lengths of ``cuts``, in turn."""
+    reader, shown, i, k = WordsReader(TOOLS), [], 0, 0
+    while i < len(reply):
+        step = cuts[k % len(cuts)]
+        shown.append(reader.feed(reply[i : i + step]))
+        i, k = i + step, k + 1
+    end = reader.close(cut_off=cut_off)
+    return "".join(shown) + end.text, calls_of(end)
+
+
 def as_deltas(reply: str, calls_of: Calls = calls_of) -> list[tuple[str, list[Any]]]:
     """The words and calls of ``reply`` fed five times as UTF-8 deltas of 1–8 characters."""
     rng, readings = random.Random(reply), []
@@ -1271,13 +1284,7 @@ def test_any_chunking_reads_as_one_piece(parts: list[str], cuts: list[int], cut_
     words and calls as the whole reply (the reader holds what it can't decide yet)."""
     reply = "".join(parts)
     whole = read_calls(reply, TOOLS, cut_off=cut_off)
-    reader, shown, i, k = WordsReader(TOOLS), [], 0, 0
-    while i < len(reply):
-        step = cuts[k % len(cuts)]
-        shown.append(reader.feed(reply[i : i + step]))
-        i, k = i + step, k + 1
-    end = reader.close(cut_off=cut_off)
-    assert ("".join(shown) + end.text, calls_of(end)) == (whole.text, calls_of(whole))
+    assert in_cuts(reply, cuts, cut_off=cut_off) == (whole.text, calls_of(whole))
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conchcheck.core.words import WordsReader, read_calls
-from tests.test_families import TOOLS, as_deltas, fails, in_chunks, never_mended
+from tests.test_families import TOOLS, as_deltas, fails, in_chunks, in_cuts, never_mended
 
 Call = tuple[str, "str | None", Any, list[str], "str | None"]
 
@@ -344,10 +344,4 @@ def test_any_chunking_reads_as_one_piece(parts: list[str], cuts: list[int], cut_
     as the whole reply."""
     reply = "".join(parts)
     whole = read_calls(reply, TOOLS, cut_off=cut_off)
-    reader, shown, i, k = WordsReader(TOOLS), [], 0, 0
-    while i < len(reply):
-        step = cuts[k % len(cuts)]
-        shown.append(reader.feed(reply[i : i + step]))
-        i, k = i + step, k + 1
-    end = reader.close(cut_off=cut_off)
-    assert ("".join(shown) + end.text, calls_of(end)) == (whole.text, calls_of(whole))
+    assert in_cuts(reply, cuts, cut_off=cut_off, calls_of=calls_of) == (whole.text, calls_of(whole))

@@ -140,8 +140,6 @@ class Budget:
         self.throttle = Throttle(concurrency, max_pause=max_pause, sleep=sleep)
         """The provider's pace, when no shared limit carries it."""
         self.pressure = Pressure()
-        self.pressed: str | None = None
-        """Why the endpoint's answers stopped the probe (a rate limit, silence), if they did."""
 
     @property
     def tokens(self) -> int:
@@ -189,9 +187,13 @@ class Budget:
         throttle = self.throttle if self.shared is None else self.shared.throttle
         self._press(self.pressure.note(outcome, throttle, retry=attempt > 1))
 
+    @property
+    def pressed(self) -> str | None:
+        """Why the endpoint's answers stopped the probe (a rate limit, silence), if they did."""
+        return self.pressure.stopped
+
     def _press(self, reason: str | None) -> None:
-        if reason is not None and self.pressed is None:
-            self.pressed = reason
+        if reason is not None:
             self.stopped = self.stopped or reason
 
     def reserve(self, wanted: int, prompt_estimate: int) -> int | None:

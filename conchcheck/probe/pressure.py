@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.wire.exchange import Failed, Refused, RequestOutcome, WireErrorKind
+from conchcheck.wire.policy import MAX_WAIT
 
 Clock = Callable[[], float]
 """Seconds on a monotonic clock."""
@@ -36,8 +37,8 @@ with nothing answered between is a server that stopped answering."""
 FIRST_PAUSE = 1.0
 """Seconds every request waits after a 429 that names no wait; doubled for each 429 in a
 row, up to the throttle's ``max_pause``."""
-MAX_PAUSE = 30.0
-"""The default ``max_pause``: ``Policy.max_wait``'s default."""
+MAX_PAUSE = MAX_WAIT
+"""The default ``max_pause``: ``Policy.max_wait``'s default, the longest wait a retry takes."""
 SILENT = (WireErrorKind.TIMEOUT, WireErrorKind.CONNECT)
 
 

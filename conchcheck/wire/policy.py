@@ -17,6 +17,8 @@ Sleep = Callable[[float], Awaitable[None]]
 
 MAX_BODY = 8 << 20
 """The default ``Policy.max_body``: 8 MB."""
+MAX_WAIT = 30.0
+"""The default ``Policy.max_wait``: 30 s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,7 @@ class Policy:
     """Retries after the first attempt, for rate limits, 5xx and connection failures."""
     backoff: float = 0.5
     """The first wait; each retry doubles it, with jitter, up to ``max_wait``."""
-    max_wait: float = 30.0
+    max_wait: float = MAX_WAIT
     """The longest single wait; a provider asking for longer is not retried."""
     retry_budget: float = 90.0
     """Total seconds of waiting allowed across one request's retries."""
