@@ -382,6 +382,44 @@ def test_a_second_run_into_one_out_keeps_the_first_in_its_index(
     assert [t["target"] for t in index(tmp_path)["targets"]] == ["vllm:b"]
 
 
+@pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param(1, id="at-the-first-request"),
+        pytest.param(12, id="while-every-target-is-busy"),
+        pytest.param(60, id="with-targets-in-their-later-stages"),
+    ],
+)
+def test_sigterm_stops_every_target_cleanly(serve: Serve, tmp_path: Path, after: int) -> None:
+    """Before: stderr carried asyncio's "coroutine … was never awaited" after a SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+
+    slow = OpenAIEmulator(oracle(load_matrix("default")))
+
+    def handler(received: Received) -> Response:
+        time.sleep(0.05)
+        return slow(received)
+
+    server = serve(handler)
+    lines = [f"  - target: vllm:m{n}\n    base_url: {server.url}/v1" for n in range(4)]
+    (tmp_path / "targets.yaml").write_text("targets:\n" + "\n".join(lines) + "\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conchcheck", "probe", "--targets", str(tmp_path / "targets.yaml"),
+         "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache.yaml")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while len(server.received) < after and process.poll() is None:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (4, "")
+    assert out.count("Stopped early: interrupted (SIGTERM).") == 4
+    assert [t["exit_code"] for t in index(tmp_path)["targets"]] == [4, 4, 4, 4]
+    assert not (tmp_path / "cache.yaml").exists()
+
+
 WORST = [
     pytest.param([0, 1, 4, 3], 3, id="unusable-first"),
     pytest.param([0, 1, 4], 4, id="then-stopped"),

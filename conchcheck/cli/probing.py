@@ -186,21 +186,25 @@ def probe(
     formats = tuple(report_format or ReportFormat)
     command = " ".join(["conchcheck", *sys.argv[1:]])
     if targets is not None:
-        fleet = build_fleet(
-            FleetSpec(
-                targets,
-                out_dir=out,
-                shard=None if shard is None else Shard.parse(shard),
-                matrix=matrix,
-                formats=formats,
-                capability_file=cache,
-                options=options,
-                expected_mode=expect_mode,
-                expected_dialect=expect_dialect,
-                command=command,
-            )
+        fleet_spec = FleetSpec(
+            targets,
+            out_dir=out,
+            shard=None if shard is None else Shard.parse(shard),
+            matrix=matrix,
+            formats=formats,
+            capability_file=cache,
+            options=options,
+            expected_mode=expect_mode,
+            expected_dialect=expect_dialect,
+            command=command,
         )
+        # As for one target: one stretch of signal handling from the targets file read to
+        # the index written, so a SIGTERM while the inputs are read is a message, not -15.
         with _stop_signals() as caught:
+            try:
+                fleet = build_fleet(fleet_spec)
+            except KeyboardInterrupt:
+                raise StoppedError.before_probe(_came(caught)(), reading_tools=False) from None
             done = execute_fleet(fleet, interrupted_by=_came(caught))
         console.emit_json(index_data(done)) if as_json else console.show_fleet(done)
         raise typer.Exit(done.exit_code)
