@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from conchcheck.version import __version__
 
 if TYPE_CHECKING:
+    from conchcheck.capabilities.exports import ExportFormat
     from conchcheck.core.arguments import ArgumentsResult, read_arguments
     from conchcheck.core.dialects import Dialect, to_dialect, unwrap_arguments
     from conchcheck.core.problems import Problem
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
         execute,
         execute_fleet,
     )
+    from conchcheck.run.exporting import Exported, ExportSpec, export
     from conchcheck.verdict import decide
     from conchcheck.wire.providers import Target, parse_target
 
@@ -53,6 +55,9 @@ _HOME = {
     "ConchcheckError": "conchcheck.errors",
     "Dialect": "conchcheck.core.dialects",
     "ExitCode": "conchcheck.errors",
+    "ExportFormat": "conchcheck.capabilities.exports",
+    "ExportSpec": "conchcheck.run.exporting",
+    "Exported": "conchcheck.run.exporting",
     "FleetSpec": "conchcheck.run",
     "InputError": "conchcheck.errors",
     "Matrix": "conchcheck.matrix",
@@ -86,6 +91,7 @@ _HOME = {
     "decide": "conchcheck.verdict",
     "execute": "conchcheck.run",
     "execute_fleet": "conchcheck.run",
+    "export": "conchcheck.run.exporting",
     "load_matrix": "conchcheck.matrix",
     "parse_target": "conchcheck.wire.providers",
     "read_arguments": "conchcheck.core.arguments",
@@ -122,6 +128,9 @@ __all__ = [
     "ConchcheckError",
     "Dialect",
     "ExitCode",
+    "ExportFormat",
+    "ExportSpec",
+    "Exported",
     "FleetSpec",
     "InputError",
     "Matrix",
@@ -156,6 +165,7 @@ __all__ = [
     "decide",
     "execute",
     "execute_fleet",
+    "export",
     "load_matrix",
     "parse_target",
     "read_arguments",

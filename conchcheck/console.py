@@ -129,6 +129,11 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(_json(to_plain(value)) + "\n")
 
 
+def emit_text(text: str) -> None:
+    """Write a document to stdout exactly as it is (an export to pipe or redirect)."""
+    sys.stdout.write(text)
+
+
 def show_json(value: Any, title: str | None = None) -> None:
     """A JSON value, highlighted."""
     if title:

@@ -247,7 +247,7 @@ def _properties(schema: object) -> Iterator[str]:
             yield from _properties(item)
 
 
-@pytest.mark.parametrize("name", ["results", "capabilities", "recording"])
+@pytest.mark.parametrize("name", ["results", "capabilities", "recording", "export"])
 def test_the_reference_names_every_field(name: str) -> None:
     text = (DOCS / "reference.md").read_text(encoding="utf-8")
     schema = json.loads((ROOT / "conchcheck" / "jsonschemas" / f"{name}.schema.json").read_text())

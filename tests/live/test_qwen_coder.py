@@ -210,3 +210,35 @@ def test_native_calls_leak_into_the_text(probed: dict[str, Any]) -> None:
     verdict = probed["result"].verdict
     assert [leak.family for leak in verdict.leaks] == ["plain_json"]
     assert "llama-server builds its call parser from the chat template" in verdict.leaks[0].fix
+
+
+def test_its_measured_capability_exports_for_litellm_and_models_dev(
+    probed: dict[str, Any], tmp_path: Path
+) -> None:
+    """The real probe's results, exported: LiteLLM's own loader then holds what was measured
+    (no native calling; tool_choice required and a named tool ignored), and models.dev's
+    tool_call says the same, with what wasn't measured left out."""
+    from typer.testing import CliRunner
+
+    from conchcheck.cli import app
+    from tests.live.litellm_loader import load_in_litellm
+
+    results = probed["out"] / "results.json"
+    config = tmp_path / "litellm.yaml"
+    runner = CliRunner()
+    done = runner.invoke(app, ["export", str(results), "--to", "litellm", "--out", str(config)])
+    assert done.exit_code == 0, done.stderr
+    assert load_in_litellm(config) == {
+        "qwen2.5-coder-0.5b": {
+            "model": "openai/qwen2.5-coder-0.5b",
+            "supports_function_calling": False,
+            "supports_tool_choice": False,
+            "supports_parallel_function_calling": False,
+        }
+    }
+    toml = runner.invoke(app, ["export", str(results), "--to", "models-dev"])
+    assert toml.exit_code == 0, toml.stderr
+    table = toml.stdout.split("[tool_call]\n", 1)[1]
+    # Streaming agreed on the pairs compared; no reply carried two calls, so parallel is
+    # unknown; exact arguments were never measured (too few native calls).
+    assert table == 'supported = false\nstreaming = true\ndialect = "permissive"\nmode = "none"\n'
