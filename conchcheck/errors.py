@@ -14,6 +14,8 @@ always a complete sentence for the user.
                                 (``conchcheck.capabilities``)
   x CredentialsError            a provider's key variable is unset (exit 3;
                                 ``conchcheck.wire.keys``)
+  x UnusableError               the target can't be probed, found before any probe: a catalogue
+                                that can't be read (exit 3)
   x StoppedError                stopped (a signal, Ctrl-C) before anything was probed (exit 4)
 
 A provider's refusal is never an exception: it is a ``conchcheck.refusals.Refusal`` value.
@@ -56,6 +58,13 @@ class ConchcheckError(Exception):
 
 class InputError(ConchcheckError):
     """A file or value given to conchcheck cannot be used."""
+
+
+class UnusableError(ConchcheckError):
+    """The target can't be probed, and it is known before any probe begins: a provider's
+    catalogue that can't be read for ``PROVIDER:*``."""
+
+    exit_code = ExitCode.UNUSABLE
 
 
 class StoppedError(ConchcheckError):

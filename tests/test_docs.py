@@ -79,6 +79,7 @@ FOREIGN_OPTIONS = {
     "--reasoning-parser",
     "--reasoning",
     "--parallel",
+    "--alias",
     "--quick",
     "--latency",
     "--update-golden",

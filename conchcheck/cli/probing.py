@@ -134,6 +134,14 @@ def probe(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress, only the summary.")
     ] = False,
+    filter_: Annotated[
+        str | None,
+        typer.Option("--filter", help="With PROVIDER:*: only the models whose id holds this text."),
+    ] = None,
+    max_models: Annotated[
+        int | None,
+        typer.Option(help="With PROVIDER:*: probe at most N of the models listed (20)."),
+    ] = None,
 ) -> None:
     """Probe TARGET or the --targets with a matrix (or your own --tools); write reports.
 
@@ -155,8 +163,29 @@ def probe(
         index_data,
         parse_checks,
     )
+    from conchcheck.run.catalogue import (
+        DEFAULT_MAX_MODELS,
+        CatalogueSpec,
+        catalogue_targets,
+        is_catalogue,
+    )
+    from conchcheck.run.targets import TargetsFile
     from conchcheck.wire.transport import Policy
 
+    catalogue = target is not None and is_catalogue(target)
+    _catalogue_options(
+        catalogue,
+        filter_,
+        max_models,
+        {
+            "--resume": resume,
+            "--use-cache": use_cache,
+            "--tools": tools or None,
+            "--prompts": prompts,
+            "--record": record,
+            "--replay": replay,
+        },
+    )
     _one_or_many(
         target,
         targets,
@@ -185,24 +214,40 @@ def probe(
     )
     formats = tuple(report_format or ReportFormat)
     command = " ".join(["conchcheck", *sys.argv[1:]])
-    if targets is not None:
-        fleet_spec = FleetSpec(
-            targets,
-            out_dir=out,
-            shard=None if shard is None else Shard.parse(shard),
-            matrix=matrix,
-            formats=formats,
-            capability_file=cache,
-            options=options,
-            expected_mode=expect_mode,
-            expected_dialect=expect_dialect,
-            command=command,
-        )
-        # As for one target: one stretch of signal handling from the targets file read to
-        # the index written, so a SIGTERM while the inputs are read is a message, not -15.
+    if targets is not None or catalogue:
+        # As for one target: one stretch of signal handling from the targets read (a file,
+        # or a catalogue listed) to the index written: a SIGTERM then is a message, not -15.
         with _stop_signals() as caught:
             try:
-                fleet = build_fleet(fleet_spec)
+                source: Path | TargetsFile
+                if targets is not None:
+                    source = targets
+                else:
+                    assert target is not None
+                    listed = CatalogueSpec(
+                        target,
+                        base_url=base_url,
+                        api_family=api,
+                        key_variable=api_key_env,
+                        filter=filter_,
+                        max_models=DEFAULT_MAX_MODELS if max_models is None else max_models,
+                    )
+                    source, choice = catalogue_targets(listed, policy)
+                    console.complain(choice.said(listed))
+                fleet = build_fleet(
+                    FleetSpec(
+                        source,
+                        out_dir=out,
+                        shard=None if shard is None else Shard.parse(shard),
+                        matrix=matrix,
+                        formats=formats,
+                        capability_file=cache,
+                        options=options,
+                        expected_mode=expect_mode,
+                        expected_dialect=expect_dialect,
+                        command=command,
+                    )
+                )
             except KeyboardInterrupt:
                 raise StoppedError.before_probe(_came(caught)(), reading_tools=False) from None
             done = execute_fleet(fleet, interrupted_by=_came(caught))
@@ -275,6 +320,30 @@ def _one_or_many(
             f"{given[0]}: not with --targets; it is an option of a single target's probe.",
             hint="Probe that target on its own, or write base_url, api or api_key_env in its"
             " entry of the targets file.",
+        )
+
+
+def _catalogue_options(
+    catalogue: bool,
+    filter_: str | None,
+    max_models: int | None,
+    not_with: dict[str, object],
+) -> None:
+    """Refuse --filter and --max-models without ``PROVIDER:*``, and with it the options of
+    one target's probe that a whole catalogue can't take."""
+    if not catalogue:
+        given = "--filter" if filter_ is not None else "--max-models"
+        if filter_ is not None or max_models is not None:
+            raise InputError(
+                f"{given}: only with a whole catalogue, PROVIDER:*.",
+                hint="For example: conchcheck probe openrouter:* --filter qwen --max-models 5.",
+            )
+        return
+    named = [name for name, value in not_with.items() if value]
+    if named:
+        raise InputError(
+            f"{named[0]}: not with PROVIDER:*; it is an option of one model's probe.",
+            hint="Probe that model on its own.",
         )
 
 

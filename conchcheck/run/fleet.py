@@ -55,7 +55,8 @@ class FleetPlan:
 
 def build_fleet(spec: FleetSpec, transport: Transport | None = None) -> FleetPlan:
     """Resolve ``spec``: the targets file, the folders, and each target's ``build``."""
-    file = load_targets(spec.targets_file)
+    given = spec.targets_file
+    file = given if isinstance(given, TargetsFile) else load_targets(given)
     out = spec.out_dir if spec.out_dir is not None else Path("conchcheck-out")
     problem = folder_problem(out)
     if problem is not None:

@@ -19,7 +19,7 @@ from conchcheck.errors import InputError
 from conchcheck.probe import Check, ProbeOptions
 from conchcheck.report import ReportFormat
 from conchcheck.results import Mode
-from conchcheck.run.targets import Shard
+from conchcheck.run.targets import Shard, TargetsFile
 from conchcheck.sources.headers import check_headers
 
 TIMEOUT_RANGE = (0.1, 86_400.0)
@@ -126,7 +126,8 @@ class FleetSpec:
     Its values are checked as each target's ``ProbeSpec`` is made, by ``build_fleet``.
     """
 
-    targets_file: Path
+    targets_file: Path | TargetsFile
+    """The targets file, or targets already read (a provider's catalogue: ``PROVIDER:*``)."""
     out_dir: Path | None = None
     """The folder of the targets' folders and the index; None is ``./conchcheck-out``."""
     shard: Shard | None = None

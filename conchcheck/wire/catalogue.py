@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.wire.keys import Secret
-from conchcheck.wire.lookup import Fetched, fetch_json
+from conchcheck.wire.lookup import Fetched, anthropic_headers, bearer, fetch_json
 from conchcheck.wire.providers import ApiFamily, Catalogue, Target
 from conchcheck.wire.transport import Wire
 
@@ -69,7 +69,7 @@ class Catalogues:
 
     async def _openrouter(self, target: Target, key: Secret | None) -> ModelInfo:
         url = f"{target.base_url}/models"
-        headers = _bearer(key)
+        headers = bearer(key)
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
         )
@@ -139,7 +139,9 @@ class Catalogues:
 
     async def _listing(self, target: Target, key: Secret | None) -> ModelInfo:
         url = f"{target.base_url}/models"
-        headers = _anthropic(key) if target.provider.api is ApiFamily.ANTHROPIC else _bearer(key)
+        headers = (
+            anthropic_headers(key) if target.provider.api is ApiFamily.ANTHROPIC else bearer(key)
+        )
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
         )
@@ -179,14 +181,3 @@ class Catalogues:
 def _entries(data: JsonValue) -> list[JsonObject]:
     items = data.get("data") if isinstance(data, dict) else None
     return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
-
-
-def _bearer(key: Secret | None) -> dict[str, str]:
-    return {"authorization": f"Bearer {key.reveal()}"} if key else {}
-
-
-def _anthropic(key: Secret | None) -> dict[str, str]:
-    headers = {"anthropic-version": "2023-06-01"}
-    if key:
-        headers["x-api-key"] = key.reveal()
-    return headers

@@ -31,6 +31,19 @@ class Fetched:
     """A sentence, keys scrubbed, when no JSON came back."""
 
 
+def bearer(key: Secret | None) -> dict[str, str]:
+    """The ``authorization`` header of an OpenAI-style API, when there is a key."""
+    return {"authorization": f"Bearer {key.reveal()}"} if key else {}
+
+
+def anthropic_headers(key: Secret | None) -> dict[str, str]:
+    """Anthropic's version header, and its ``x-api-key`` when there is a key."""
+    headers = {"anthropic-version": "2023-06-01"}
+    if key:
+        headers["x-api-key"] = key.reveal()
+    return headers
+
+
 async def fetch_json(
     wire: Wire,
     method: str,

@@ -67,6 +67,7 @@ def runs(
     server = start_server("qwen-coder")
     try:
         found = {"default": probe_server(server), "without-need": probe_server(server, matrix)}
+        found["catalogue"] = _catalogue(server.url, matrix, tmp_path_factory.mktemp("all"))
     finally:
         server.stop()
     assert server.process.poll() is not None, "llama-server still running"
@@ -74,6 +75,20 @@ def runs(
         port = int(server.url.rsplit(":", 1)[1])
         assert sock.connect_ex(("127.0.0.1", port)) != 0, "the port still answers"
     return found
+
+
+def _catalogue(url: str, matrix: Path, out: Path) -> dict[str, Any]:
+    """``llamacpp:*``: every model the server lists (one), probed with ``matrix``."""
+    from typer.testing import CliRunner
+
+    from conchcheck.cli import app
+
+    result = CliRunner().invoke(
+        app, ["probe", "llamacpp:*", "--base-url", url + "/v1", "--matrix", str(matrix),
+              "--out", str(out), "--quiet", "--timeout", "600",
+              "--cache", str(out / "capabilities.yaml")],
+    )  # fmt: skip
+    return {"code": result.exit_code, "stderr": result.stderr, "out": out, "url": url}
 
 
 @pytest.fixture(scope="module")
@@ -242,3 +257,21 @@ def test_its_measured_capability_exports_for_litellm_and_models_dev(
     # Streaming agreed on the pairs compared; no reply carried two calls, so parallel is
     # unknown; exact arguments were never measured (too few native calls).
     assert table == 'supported = false\nstreaming = true\ndialect = "permissive"\nmode = "none"\n'
+
+
+def test_the_whole_catalogue_of_the_server_is_its_one_model(
+    runs: dict[str, dict[str, Any]],
+) -> None:
+    """llama-server lists the model it serves at /v1/models (OpenAI's shape), named by the
+    path given to -m when it has no --alias (a request by hand, 2026-12-05: ``data[0].id``
+    is the GGUF's path): probing ``llamacpp:*`` probes that model, with an index."""
+    from scripts import local_model
+
+    served = local_model.model_file(local_model.CONFIGS["qwen-coder"].model)
+    run = runs["catalogue"]
+    assert run["code"] == 0, run["stderr"]
+    assert run["stderr"] == (
+        f"llamacpp:*: GET {run['url']}/v1/models listed 1 models; probing 1.\n"
+    )
+    index = json.loads((run["out"] / "index.json").read_text())
+    assert [(t["target"], t["exit_code"]) for t in index["targets"]] == [(f"llamacpp:{served}", 0)]
