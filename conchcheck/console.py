@@ -41,6 +41,7 @@ from conchcheck.report.knobs import summary_line
 from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.run import FleetOutcome, ProbeOutcome
+from conchcheck.run.index import pin
 from conchcheck.wire.providers import Provider
 
 # rich needs only write, flush, isatty, fileno and encoding of a file.
@@ -344,6 +345,15 @@ def show_fleet(outcome: FleetOutcome) -> None:
         if done.outcome.exit_code != ExitCode.DONE:
             named = f"{done.entry.target.label} ({done.entry.target.provider.api})"
             out.print(f"{_text(named)}: {_text(done.outcome.message)}")
+    if any(done.entry.target.route for done in outcome.targets):
+        best = pin(outcome)
+        said = (
+            f"Pin {best.entry.target.route}: provider: {{only: [{best.entry.target.route}],"
+            " allow_fallbacks: false}."
+            if best is not None
+            else "No upstream gave a verdict: none to pin."
+        )
+        out.print(_text(said), soft_wrap=True)
     shard = f" (shard {outcome.shard})" if outcome.shard is not None else ""
     out.print(f"wrote {_text(str(outcome.index))}{shard}", soft_wrap=True)
 

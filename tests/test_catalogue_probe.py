@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,6 +21,7 @@ from conchcheck.wire.transport import Wire
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
 from tests.emulators.server import EmulatorServer, Handler, Received, Response
+from tests.emulators.vectors import refusal
 
 Serve = Callable[[Handler], EmulatorServer]
 TINY = Path(__file__).parent / "data" / "targets" / "tiny.yaml"
@@ -225,3 +227,107 @@ def test_nothing_matching_is_exit_2(serve: Serve, tmp_path: Path) -> None:
         f"conchcheck: vllm:*: GET {server.url}/v1/models listed 5 models, 0 matching 'gpt';"
         " probing 0: nothing to probe."
     )
+
+
+# --- one OpenRouter model, once per upstream provider ---------------------------------------
+
+
+ENDPOINTS = {
+    "data": {
+        "id": "qwen/qwen3-8b",
+        "endpoints": [
+            # The shape of GET /api/v1/models/{author}/{slug}/endpoints (openrouter.ai/docs,
+            # "List all endpoints for a model"): a tag when the provider has variants.
+            {"provider_name": "NoTools", "tag": "notools", "supported_parameters": []},
+            {"provider_name": "DeepInfra", "tag": "deepinfra/fp8",
+             "supported_parameters": ["tools", "tool_choice"]},
+            {"provider_name": "Prose", "supported_parameters": ["tools"]},
+        ],
+    }
+}  # fmt: skip
+
+
+class Upstreams:
+    """OpenRouter in front of three upstreams of one model, told apart by provider.only:
+    one calls natively, one refuses tools as OpenRouter does, one answers in prose."""
+
+    def __init__(self) -> None:
+        matrix = load_matrix(str(TINY))
+        self.native = OpenAIEmulator(oracle(matrix))
+        self.prose = OpenAIEmulator(oracle(matrix), flavour="llamacpp", template_tools=False)
+        self.pinned: list[Any] = []
+
+    def __call__(self, received: Received) -> Response:
+        if received.method == "GET":
+            if received.path == "/api/v1/models/qwen/qwen3-8b/endpoints":
+                return Response.json(ENDPOINTS)
+            return Response.json({"error": {"message": "Not Found", "code": 404}}, 404)
+        routed = received.json().get("provider")
+        self.pinned.append(routed)
+        only = (routed or {}).get("only", [None])[0]
+        if only == "notools":
+            return refusal("openrouter-404-no-endpoints-for-tool-use-is-tools-not-not-found")
+        return (self.native if only == "deepinfra/fp8" else self.prose)(received)
+
+
+def test_each_upstream_pinned_and_the_one_to_pin(serve: Serve, tmp_path: Path) -> None:
+    upstreams = Upstreams()
+    server = serve(upstreams)
+    out, cache = tmp_path / "out", tmp_path / "cache.yaml"
+    result = CliRunner(env={"OPENROUTER_API_KEY": "sk-or-v1-test"}).invoke(
+        app,
+        ["probe", "openrouter:qwen/qwen3-8b", "--upstreams", "--base-url",
+         f"{server.url}/api/v1", "--matrix", str(TINY), "--out", str(out),
+         "--cache", str(cache), "--checks", "dialect,mode"],
+    )  # fmt: skip
+    assert result.stderr.startswith(
+        f"openrouter:qwen/qwen3-8b: GET {server.url}/api/v1/models/qwen/qwen3-8b/endpoints"
+        " lists 3 upstream providers (notools, deepinfra/fp8, Prose); probing each, pinned.\n"
+    )
+    # Every request to the model named one upstream, and no fallback.
+    assert {json.dumps(p, sort_keys=True) for p in upstreams.pinned} == {
+        json.dumps({"allow_fallbacks": False, "only": [only]}, sort_keys=True)
+        for only in ("notools", "deepinfra/fp8", "Prose")
+    }
+    index = json.loads((out / "index.json").read_text())
+    rows = [(t["upstream"], t["verdict"] and t["verdict"]["mode"]) for t in index["targets"]]
+    assert rows == [("notools", "none"), ("deepinfra/fp8", "native"), ("Prose", "words")]
+    assert index["pin"] == "deepinfra/fp8"
+    assert "Pin deepinfra/fp8: provider: {only: [deepinfra/fp8], allow_fallbacks: false}." in (
+        result.stdout.replace("\n", " ")
+    )
+    assert [t["target"] for t in index["targets"]][1] == "openrouter:qwen/qwen3-8b@deepinfra/fp8"
+    assert not cache.exists()  # a pinned upstream never stands for the model
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["vllm:m", "--upstreams"],
+            "--upstreams: vllm:m is not an OpenRouter model; only OpenRouter routes one model"
+            " to many providers.",
+            id="not-openrouter",
+        ),
+        pytest.param(
+            ["openrouter:m", "--upstreams", "--resume", "r.json"],
+            "--resume: not with --upstreams.",
+            id="resume-upstreams",
+        ),
+        pytest.param(
+            ["openrouter:*", "--upstreams"],
+            "--upstreams: not with PROVIDER:*; it is an option of one model's probe.",
+            id="upstreams-of-a-catalogue",
+        ),
+    ],
+)
+def test_bad_upstream_options_are_exit_2(
+    serve: Serve, tmp_path: Path, args: list[str], message: str
+) -> None:
+    server = serve(Upstreams())
+    result = CliRunner(env={"OPENROUTER_API_KEY": "sk-or-v1-test"}).invoke(
+        app, ["probe", *args, "--base-url", f"{server.url}/api/v1", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"conchcheck: {message}"), result.stderr
+    assert server.received == []

@@ -142,6 +142,14 @@ def probe(
         int | None,
         typer.Option(help="With PROVIDER:*: probe at most N of the models listed (20)."),
     ] = None,
+    upstreams: Annotated[
+        bool,
+        typer.Option(
+            "--upstreams",
+            help="OpenRouter: probe the model once per upstream provider that serves it,"
+            " each pinned, and say which to pin.",
+        ),
+    ] = False,
 ) -> None:
     """Probe TARGET or the --targets with a matrix (or your own --tools); write reports.
 
@@ -168,6 +176,7 @@ def probe(
         CatalogueSpec,
         catalogue_targets,
         is_catalogue,
+        upstream_targets,
     )
     from conchcheck.run.targets import TargetsFile
     from conchcheck.wire.transport import Policy
@@ -178,6 +187,7 @@ def probe(
         filter_,
         max_models,
         {
+            "--upstreams": upstreams,
             "--resume": resume,
             "--use-cache": use_cache,
             "--tools": tools or None,
@@ -186,6 +196,19 @@ def probe(
             "--replay": replay,
         },
     )
+    if upstreams:
+        _upstream_options(
+            {
+                "--targets": targets,
+                "--resume": resume,
+                "--use-cache": use_cache,
+                "--tools": tools or None,
+                "--prompts": prompts,
+                "--record": record,
+                "--replay": replay,
+                "--api": api,
+            }
+        )
     _one_or_many(
         target,
         targets,
@@ -214,7 +237,7 @@ def probe(
     )
     formats = tuple(report_format or ReportFormat)
     command = " ".join(["conchcheck", *sys.argv[1:]])
-    if targets is not None or catalogue:
+    if targets is not None or catalogue or upstreams:
         # As for one target: one stretch of signal handling from the targets read (a file,
         # or a catalogue listed) to the index written: a SIGTERM then is a message, not -15.
         with _stop_signals() as caught:
@@ -222,6 +245,15 @@ def probe(
                 source: Path | TargetsFile
                 if targets is not None:
                     source = targets
+                elif upstreams:
+                    assert target is not None
+                    source, found = upstream_targets(
+                        target, policy, base_url=base_url, key_variable=api_key_env
+                    )
+                    console.complain(
+                        f"{target}: {found.source} lists {len(found.models)} upstream"
+                        f" providers ({', '.join(found.models)}); probing each, pinned."
+                    )
                 else:
                     assert target is not None
                     listed = CatalogueSpec(
@@ -246,6 +278,9 @@ def probe(
                         expected_mode=expect_mode,
                         expected_dialect=expect_dialect,
                         command=command,
+                        # A pinned upstream never stands for the model in the capability
+                        # file, whose entry has no place for the pin.
+                        write_entry=not upstreams,
                     )
                 )
             except KeyboardInterrupt:
@@ -344,6 +379,17 @@ def _catalogue_options(
         raise InputError(
             f"{named[0]}: not with PROVIDER:*; it is an option of one model's probe.",
             hint="Probe that model on its own.",
+        )
+
+
+def _upstream_options(not_with: dict[str, object]) -> None:
+    """Refuse beside --upstreams what a run of one model's pinned upstreams can't take."""
+    named = [name for name, value in not_with.items() if value]
+    if named:
+        raise InputError(
+            f"{named[0]}: not with --upstreams.",
+            hint="--upstreams probes one OpenRouter model: conchcheck probe openrouter:MODEL"
+            " --upstreams.",
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from conchcheck.capabilities import CapabilityFile, Entry, default_path
@@ -56,6 +57,8 @@ def build(spec: ProbeSpec, transport: Transport | None = None) -> Plan:
     # A replay goes to the URLs it recorded, unless told otherwise.
     base_url = spec.base_url or (replayed.base_url if replayed else None)
     target = parse_target(spec.target, base_url=base_url, api=spec.api_family)
+    if spec.route is not None:
+        target = replace(target, route=spec.route)
     # The key is read (and held) before any MCP server is: whatever a server says is masked
     # with every key held, and the target's is the one most at hand to echo.
     key, key_problem = _key(spec, target, replaying=replayed is not None)

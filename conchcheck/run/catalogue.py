@@ -1,6 +1,7 @@
-"""A probe of a provider's whole catalogue (``conchcheck probe PROVIDER:*``): the models it
-lists, filtered and capped, become the targets of one fleet, which shares the provider's
-concurrency and rate limits and writes a results folder a model and ``index.json``.
+"""Targets from what a provider lists, probed as one fleet that shares the provider's
+concurrency and rate limits, a results folder each and ``index.json``: every model of its
+catalogue (``conchcheck probe PROVIDER:*``), or every upstream provider OpenRouter routes one
+model to (``conchcheck probe openrouter:MODEL --upstreams``), each pinned.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from types import MappingProxyType
 from conchcheck.errors import InputError, UnusableError
 from conchcheck.run.targets import TargetEntry, TargetsFile
 from conchcheck.wire.keys import Secret, resolve_key
-from conchcheck.wire.listing import MAX_MODELS, Listing, list_models
-from conchcheck.wire.providers import Target, parse_target
+from conchcheck.wire.listing import MAX_MODELS, Listing, list_models, list_upstreams
+from conchcheck.wire.providers import ApiFamily, Catalogue, Target, parse_target
 from conchcheck.wire.transport import Policy, Transport, Wire
 
 EVERY = "*"
@@ -94,12 +95,55 @@ def catalogue_targets(
     return TargetsFile(source, entries, MappingProxyType({})), choice
 
 
+def upstream_targets(
+    target: str,
+    policy: Policy,
+    *,
+    base_url: str | None = None,
+    key_variable: str | None = None,
+    transport: Transport | None = None,
+) -> tuple[TargetsFile, Listing]:
+    """``target`` (an OpenRouter model) once per upstream provider that serves it, each
+    pinned. ``InputError`` for a target that isn't OpenRouter's chat API or lists no
+    upstream; ``UnusableError`` when its endpoints can't be read."""
+    model = parse_target(target, base_url=base_url)
+    provider = model.provider
+    if provider.catalogue is not Catalogue.OPENROUTER or provider.api is not ApiFamily.OPENAI:
+        raise InputError(
+            f"--upstreams: {target} is not an OpenRouter model; only OpenRouter routes one"
+            " model to many providers.",
+            hint="For example: conchcheck probe openrouter:qwen/qwen3-8b --upstreams.",
+        )
+    key = resolve_key(provider, api_key_env=key_variable)
+    listing = asyncio.run(_list(policy, transport, model, key, upstreams=True))
+    if listing.error is not None:
+        raise UnusableError(
+            f"{target}: its upstream providers can't be read ({listing.source}): {listing.error}",
+            hint="Check the model's id; OpenRouter answers 404 for one it doesn't serve.",
+        )
+    if not listing.models:
+        raise InputError(f"{target}: {listing.source} lists no upstream provider.")
+    entries = tuple(
+        TargetEntry(Target(provider, model.model, model.base_url, route), api_key_env=key_variable)
+        for route in listing.models
+    )
+    source = f"{target} --upstreams ({listing.source})"
+    return TargetsFile(source, entries, MappingProxyType({})), listing
+
+
 def _target(each: Target, model: str) -> Target:
     return Target(each.provider, model, each.base_url)
 
 
 async def _list(
-    policy: Policy, transport: Transport | None, target: Target, key: Secret | None
+    policy: Policy,
+    transport: Transport | None,
+    target: Target,
+    key: Secret | None,
+    *,
+    upstreams: bool = False,
 ) -> Listing:
     async with Wire(policy=policy, transport=transport) as wire:
+        if upstreams:
+            return await list_upstreams(wire, target, key)
         return await list_models(wire, target, key)

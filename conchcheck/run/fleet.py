@@ -85,9 +85,11 @@ def _probe_spec(spec: FleetSpec, out: Path, entry: TargetEntry) -> ProbeSpec:
     options = spec.options
     if entry.repeat is not None:
         options = replace(options, repeat=entry.repeat)
+    target = entry.target
     return ProbeSpec(
-        entry.target.label,
-        base_url=entry.target.base_url,
+        f"{target.provider.name}:{target.model}",
+        base_url=target.base_url,
+        route=target.route,
         api_family=entry.target.provider.api.value,
         matrix=entry.matrix or spec.matrix,
         out_dir=out / entry.folder,

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conchcheck.core.trials import PERMISSIVENESS
 from conchcheck.errors import ExitCode
 from conchcheck.redaction import held
-from conchcheck.results import Verdict
+from conchcheck.results import Mode, Verdict
 from conchcheck.run.execution import ProbeOutcome
 from conchcheck.run.targets import Shard, TargetEntry, shard_of
 from conchcheck.version import __version__
@@ -62,7 +63,36 @@ def index_data(outcome: FleetOutcome) -> dict[str, Any]:
         "shard": {"index": shard.index, "count": shard.count} if shard else None,
         "exit_code": int(outcome.exit_code),
         "targets": [_entry(t, count) for t in outcome.targets] + list(outcome.earlier),
+        **_pinned(outcome),
     }
+
+
+def pin(outcome: FleetOutcome) -> TargetOutcome | None:
+    """Of a run of one model's upstreams, the one to pin: the best mode (native, then
+    words), then the higher pass rate of that mode, then the more permissive dialect; the
+    first of equals. None when no upstream got a verdict."""
+    best: tuple[tuple[int, float, int], TargetOutcome] | None = None
+    for done in outcome.targets:
+        result = done.outcome.result
+        verdict = result.verdict if result is not None else None
+        if verdict is None or result is None or result.stopped is not None:
+            continue
+        rate = verdict.native.rate if verdict.mode is Mode.NATIVE else verdict.words.rate
+        dialect = verdict.dialect.dialect
+        rank = (_MODE_RANK[verdict.mode], rate, -PERMISSIVENESS.index(dialect) if dialect else -9)
+        if best is None or rank > best[0]:
+            best = (rank, done)
+    return None if best is None else best[1]
+
+
+_MODE_RANK = {Mode.NATIVE: 2, Mode.WORDS: 1, Mode.NONE: 0}
+
+
+def _pinned(outcome: FleetOutcome) -> dict[str, Any]:
+    if not any(t.entry.target.route for t in outcome.targets):
+        return {}
+    best = pin(outcome)
+    return {"pin": None if best is None else best.entry.target.route}
 
 
 def earlier_entries(index: Path, folders: set[str]) -> tuple[dict[str, Any], ...]:
@@ -88,6 +118,7 @@ def _entry(done: TargetOutcome, count: int | None) -> dict[str, Any]:
     verdict = result.verdict if result is not None else None
     return {
         "target": entry.target.label,
+        **({"upstream": entry.target.route} if entry.target.route else {}),
         "endpoint": entry.target.base_url,
         "api": entry.target.provider.api.value,
         "folder": done.folder.name,

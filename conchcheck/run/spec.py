@@ -73,6 +73,8 @@ class ProbeSpec:
     """Write every exchange here (``recording.schema.json``)."""
     replay: Path | None = None
     """Answer every request from this recording: no network."""
+    route: str | None = None
+    """OpenRouter only: the one upstream provider allowed to serve the model (``Target.route``)."""
 
     def __post_init__(self) -> None:
         if self.prompts is not None and not self.tools:

@@ -70,6 +70,8 @@ class ChatRequest:
     ``disable_parallel_tool_use: true``); None sends nothing."""
     gemini_schema_field: str = "parameters"
     """Gemini only: send schemas as ``parameters`` (OpenAPI subset) or ``parametersJsonSchema``."""
+    route: str | None = None
+    """OpenRouter only: the one upstream provider allowed (``Target.route``)."""
 
 
 class Finish(str, Enum):

@@ -21,6 +21,8 @@ MAX_PAGES = 20
 """Pages of one catalogue read at most (Anthropic's and Gemini's lists are paged)."""
 MAX_MODELS = 10_000
 """Model ids read at most; a catalogue longer than this is cut, and says so."""
+MAX_UPSTREAMS = 100
+"""Upstream providers of one model read at most (OpenRouter lists a few dozen at most)."""
 
 
 Page = tuple[list[str], str | None]
@@ -64,6 +66,25 @@ async def list_models(wire: Wire, target: Target, key: Secret | None) -> Listing
             # llama-server and Ollama's /v1 answer; Gemini's compatible endpoint too, its ids
             # written ``models/…``.
             return await _walk(wire, f"{base}/models", bearer(key), key, _openai)
+
+
+async def list_upstreams(wire: Wire, target: Target, key: Secret | None) -> Listing:
+    """The upstream providers OpenRouter routes ``target``'s model to, by the slug its
+    ``provider.only`` takes: each endpoint's ``tag`` (``deepinfra/fp8``), else its
+    ``provider_name`` (``GET /models/{author}/{slug}/endpoints``, openrouter.ai/docs)."""
+    url = f"{target.base_url}/models/{quote(target.model, safe='/')}/endpoints"
+    fetched = await fetch_json(wire, "GET", url, headers=bearer(key), key=key)
+    source = f"GET {fetched.url}"
+    if fetched.error is not None:
+        return Listing(source, error=fetched.error, status=fetched.status)
+    data = fetched.data.get("data") if isinstance(fetched.data, dict) else None
+    slugs: list[str] = []
+    for endpoint in _objects(data, "endpoints"):
+        slug = endpoint.get("tag") or endpoint.get("provider_name")
+        if isinstance(slug, str) and slug and slug not in slugs:
+            slugs.append(slug)
+    cut = len(slugs) > MAX_UPSTREAMS
+    return Listing(source, tuple(slugs[:MAX_UPSTREAMS]), cut=cut)
 
 
 async def _walk(

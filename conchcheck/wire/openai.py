@@ -83,6 +83,10 @@ class OpenAIAdapter(ChatAdapter):
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
+        if request.route is not None:
+            # OpenRouter's provider routing: this upstream and no other, so a refusal is its
+            # own and not a fallback's (openrouter.ai/docs, "Provider Routing").
+            body["provider"] = {"only": [request.route], "allow_fallbacks": False}
         return bearer_post(
             base_url,
             "/chat/completions",

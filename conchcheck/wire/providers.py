@@ -180,11 +180,15 @@ class Target:
     provider: Provider
     model: str
     base_url: str
+    route: str | None = None
+    """OpenRouter only: the one upstream provider allowed to serve the model (``provider:
+    {only: [route], allow_fallbacks: false}``), as ``probe --upstreams`` pins each."""
 
     @property
     def label(self) -> str:
-        """``provider:model`` as the user wrote it."""
-        return f"{self.provider.name}:{self.model}"
+        """``provider:model`` as the user wrote it, and ``@upstream`` when one is pinned."""
+        pinned = f"@{self.route}" if self.route is not None else ""
+        return f"{self.provider.name}:{self.model}{pinned}"
 
     @property
     def dialect(self) -> Dialect:

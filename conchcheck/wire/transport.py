@@ -19,7 +19,7 @@ import ssl
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import anyio
@@ -131,6 +131,8 @@ class Wire:
         attempt is in flight; a retry it does not admit is not made.
         """
         gate = gate or self.gate
+        if target.route is not None:
+            request = replace(request, route=target.route)
         wire = adapter.build(target.base_url, request, key.reveal() if key else None)
         secrets = (key,)
         method, url = wire.method, scrub(wire.url, secrets)
