@@ -9,10 +9,13 @@ and nothing written.
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
@@ -25,7 +28,7 @@ from tests.emulators import profiles
 from tests.emulators.model import Behaviour
 from tests.emulators.openai_api import OpenAIEmulator
 from tests.emulators.oracle import oracle
-from tests.emulators.server import EmulatorServer, Handler
+from tests.emulators.server import EmulatorServer, Handler, Response
 from tests.sources import servers
 from tests.sources.test_mcp_sdk import SEARCH_MAIL, SET_ORDER
 
@@ -341,3 +344,163 @@ def test_a_fleet_folder_of_matrix_probes(serve: Serve, tmp_path: Path) -> None:
             for c in data["changes"]] == GEMINI_CHANGES  # fmt: skip
     assert (data["dialect"], data["refusals"], data["notes"]) == ("gemini", [], [])
     assert [dict(t.parameters) for t in valid_in("gemini", out)] == GEMINI_PARAMETERS
+
+
+# -- what a target's verdict may lack ---------------------------------------------------------
+
+
+def doomed(tools: list[dict[str, Any]]) -> Response | None:
+    """A backend that refuses ``search_issues`` in every dialect, naming a keyword that
+    differs with each dialect's schema (so no one reason excepts it), and takes the rest."""
+    for index, tool in enumerate(tools):
+        if tool["function"]["name"] == "search_issues":
+            size = len(json.dumps(tool["function"].get("parameters")))
+            return profiles.unknown_name(f"k{size}", index)
+    return None
+
+
+def doomed_alike(tools: list[dict[str, Any]]) -> Response | None:
+    """The same, for one reason in every dialect: the verdict excepts the tool."""
+    for index, tool in enumerate(tools):
+        if tool["function"]["name"] == "search_issues":
+            return profiles.unknown_name("x-internal", index)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("check", "note"),
+    [
+        pytest.param(doomed, "vllm:odd: no dialect carried every schema case; permissive, which"
+                     " carried the most, is used.", id="no-dialect-carried-all-best-is-used"),
+        pytest.param(doomed_alike, "search_issues: vllm:odd refused it in every dialect tried"
+                     " (schema: x-internal); it is written all the same, and that target won't"
+                     " take it.", id="one-tool-refused-in-every-dialect"),
+    ],
+)  # fmt: skip
+def test_a_target_that_refuses_one_tool_everywhere(
+    serve: Serve, tmp_path: Path, check: Callable[..., Response | None], note: str
+) -> None:
+    source = str(tools_file(tmp_path))
+
+    def make(model: Behaviour) -> Handler:
+        return OpenAIEmulator(model, check_tools=check)
+
+    results = [probed(serve, tmp_path, "odd", make, source)]
+    out = tmp_path / "out.yaml"
+    done = export(source, results, out, "--json")
+    assert done.exit_code == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["dialect"], data["changes"], data["notes"]) == ("permissive", [], [note])
+
+
+# -- bad input: one line, exit 2, nothing written ---------------------------------------------
+
+
+def refuse_all(tools: list[dict[str, Any]]) -> Response | None:
+    return profiles.unknown_name("x-internal", 0) if tools else None
+
+
+OTHER_TOOLS = TOOLS.replace("name: ping", "name: pong")
+CHANGED = TOOLS.replace("minimum: 1", "minimum: 2")
+INVALID = TOOLS.replace("type: integer, minimum: 1", "type: integer, minimum: one")
+
+
+OTHER = "--tools {tools} --from {other} --out {tmp}/out.yaml"
+GOOD = "--tools {tools} --from {open} --out {tmp}/out.yaml"
+REFUSE_ALL = ("other", lambda m: OpenAIEmulator(m, check_tools=refuse_all), TOOLS, 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "make", "message"),
+    [
+        pytest.param("--tools {tools} --out {tmp}/out.yaml", None,
+                     "--from: required, but not given. See `root tools export --help`.",
+                     id="no-from"),
+        pytest.param("--from {open} --out {tmp}/out.yaml", None,
+                     "--tools: required, but not given. See `root tools export --help`.",
+                     id="no-tools"),
+        pytest.param("--tools {tools} --from {tmp}/nowhere --out {tmp}/out.yaml", None,
+                     "{tmp}/nowhere: no such file or folder.", id="missing-results"),
+        pytest.param("--tools {tools} --from {tools} --out {tmp}/out.yaml", None,
+                     "{tools}:1: not JSON: Expecting value (column 1).", id="not-results"),
+        pytest.param(GOOD + " --from {tmp}/copy", None,
+                     "{tmp}/copy/results.json: target vllm:open at {open_url} (openai) is also in"
+                     " {open}/results.json; each target may come once in each API of an"
+                     " endpoint. Remove one of the two, or give shards that split the targets.",
+                     id="one-target-twice"),
+        pytest.param(OTHER, ("other", OpenAIEmulator, OTHER_TOOLS, 0),
+                     "--from: {other}/results.json: vllm:other was probed with other tools; ping"
+                     " is not among them. Probe it again with these --tools, or give results of"
+                     " a matrix probe.", id="results-of-other-tools"),
+        pytest.param(OTHER, ("other", OpenAIEmulator, CHANGED, 0),
+                     "--from: {other}/results.json: vllm:other was probed with other tools;"
+                     " search_issues had another schema then. Probe it again with these --tools,"
+                     " or give results of a matrix probe.", id="results-of-another-schema"),
+        pytest.param(OTHER, ("other", profiles.html_200, TOOLS, 3),
+                     "--from: {other}/results.json: vllm:other was unusable (connect: The request"
+                     " failed: Server disconnected without sending a response.), so no dialect"
+                     " of it is known. Probe it again once it answers, or leave it out of"
+                     " --from.", id="an-unusable-target"),
+        pytest.param(OTHER, ("other", OpenAIEmulator, TOOLS, 4),
+                     "--from: {other}/results.json: the probe of vllm:other stopped early (the"
+                     " request budget (1) is spent), so its dialect verdict is not settled."
+                     " Finish it with `conchcheck probe … --resume {other}/results.json`, or"
+                     " leave it out.", id="a-probe-stopped-early"),
+        pytest.param(OTHER, REFUSE_ALL,
+                     "--from: {other}/results.json: no dialect carried a schema case of"
+                     " vllm:other, so no tools file fits it. Leave it out of --from, or give it"
+                     " the tools in words.", id="no-dialect-carried-anything"),
+        pytest.param("--tools {invalid} --from {open} --out {tmp}/out.yaml", None,
+                     "--tools: {invalid}: the schema of search_issues is not valid JSON Schema"
+                     " ($.properties.limit.minimum: 'one' is not of type 'number'), so it has no"
+                     " conversion. Fix the schema; a probe sends it once as written and judges"
+                     " nothing.", id="a-schema-that-is-no-json-schema"),
+        pytest.param("--tools {tools} --from {open} --out {tmp}/out.txt", None,
+                     "--out: {tmp}/out.txt: the name must end in .json, .yaml or .yml, which"
+                     " says how the tools are written. Name the file tools.json or tools.yaml.",
+                     id="out-of-no-known-format"),
+        pytest.param("--tools {tools} --from {open} --out {tmp}/link.yaml", None,
+                     "--out: {tmp}/link.yaml: is a symbolic link; conchcheck never writes"
+                     " through one. Remove the link, or choose another file.",
+                     id="out-a-symbolic-link"),
+        pytest.param("--tools {tools} --from {open} --out {tmp}/folder.yaml", None,
+                     "--out: {tmp}/folder.yaml: is a folder. Give the path of a file.",
+                     id="out-a-folder"),
+        pytest.param("--tools {tools} --from {open} --out {tools}", None,
+                     "--out: {tools}: is one of the inputs; writing it would replace what was"
+                     " read. Choose another file.", id="out-the-tools-file-itself"),
+        pytest.param(GOOD + " --tools-header 'Authorization: Bearer x'", None,
+                     "--tools-header: it is sent to MCP servers over HTTP, and no --tools source"
+                     " is one. Add --tools mcp:https://<server>/mcp, or leave --tools-header"
+                     " out.", id="a-header-and-no-mcp-url"),
+        pytest.param(GOOD + " --tools-env NO_SUCH_VARIABLE_SET", None,
+                     "--tools-env NO_SUCH_VARIABLE_SET: the variable is not set, so the MCP"
+                     " server can't be given it. Export NO_SUCH_VARIABLE_SET, or leave"
+                     " --tools-env NO_SUCH_VARIABLE_SET out.", id="a-variable-that-is-not-set"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_nothing_is_written(
+    serve: Serve, tmp_path: Path, args: str, make: Any, message: str
+) -> None:
+    tools = tools_file(tmp_path)
+    (tmp_path / "invalid.yaml").write_text(INVALID)
+    (tmp_path / "elsewhere.yaml").write_text("kept\n")
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    names = {"tmp": str(tmp_path), "tools": str(tools), "invalid": str(tmp_path / "invalid.yaml")}
+    opened = probed(serve, tmp_path, "open", OpenAIEmulator, str(tools))
+    names["open"] = str(opened)
+    names["open_url"] = json.loads((opened / "results.json").read_text())["endpoint"]
+    shutil.copytree(opened, tmp_path / "copy")
+    (tmp_path / "folder.yaml").mkdir()
+    if make is not None:
+        name, handler, text, code = make
+        other = tmp_path / "other.yaml"
+        other.write_text(text)
+        stop = ("--max-requests", "1") if code == 4 else ()
+        names["other"] = str(probed(serve, tmp_path, name, handler, str(other), *stop, code=code))
+    before = tools.read_text()
+    done = cli("tools", "export", *[a.format(**names) for a in shlex.split(args)])
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == f"conchcheck: {message.format(**names)}\n"
+    assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.txt").exists()
+    assert (tmp_path / "elsewhere.yaml").read_text() == "kept\n" and tools.read_text() == before

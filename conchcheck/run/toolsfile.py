@@ -178,7 +178,8 @@ Loaded = tuple[Path, ProbeResult]
 def _load_results(paths: Sequence[Path]) -> list[Loaded]:
     from conchcheck.report.compatibility.shards import load_all, refuse_duplicates
 
-    loaded = load_all(paths)
+    # A file named twice (alone and in its folder) is one target's results, not two.
+    loaded = list({path.resolve(): (path, result) for path, result in load_all(paths)}.values())
     refuse_duplicates(loaded)
     return loaded
 
