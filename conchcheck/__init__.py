@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         execute,
         execute_fleet,
     )
+    from conchcheck.run.toolsfile import ToolsExportResult, ToolsExportSpec, export_tools
     from conchcheck.verdict import decide
     from conchcheck.wire.providers import Target, parse_target
 
@@ -73,6 +74,8 @@ _HOME = {
     "Target": "conchcheck.wire.providers",
     "Tool": "conchcheck.core.tools",
     "ToolList": "conchcheck.core.words",
+    "ToolsExportResult": "conchcheck.run.toolsfile",
+    "ToolsExportSpec": "conchcheck.run.toolsfile",
     "UnknownDialectError": "conchcheck.errors",
     "Unreadable": "conchcheck.core.repair",
     "Verdict": "conchcheck.results",
@@ -86,6 +89,7 @@ _HOME = {
     "decide": "conchcheck.verdict",
     "execute": "conchcheck.run",
     "execute_fleet": "conchcheck.run",
+    "export_tools": "conchcheck.run.toolsfile",
     "load_matrix": "conchcheck.matrix",
     "parse_target": "conchcheck.wire.providers",
     "read_arguments": "conchcheck.core.arguments",
@@ -142,6 +146,8 @@ __all__ = [
     "Target",
     "Tool",
     "ToolList",
+    "ToolsExportResult",
+    "ToolsExportSpec",
     "UnknownDialectError",
     "Unreadable",
     "Verdict",
@@ -156,6 +162,7 @@ __all__ = [
     "decide",
     "execute",
     "execute_fleet",
+    "export_tools",
     "load_matrix",
     "parse_target",
     "read_arguments",
