@@ -333,7 +333,9 @@ def test_a_fleet_folder_of_matrix_probes(serve: Serve, tmp_path: Path) -> None:
     assert done.exit_code == 0, done.stderr
     assert (fleet / "index.json").is_file()
     source = tools_file(tmp_path)
-    out = tmp_path / "fleet.yaml"
+    # Written into the results folder, and again: a file beside the results is no input.
+    out = fleet / "tools.yaml"
+    assert export(source, [fleet], out).exit_code == 0
     done = export(source, [fleet], out, "--json")
     assert (done.exit_code, done.stderr) == (0, "")
     data = json.loads(done.stdout)
@@ -469,6 +471,9 @@ REFUSE_ALL = ("other", lambda m: OpenAIEmulator(m, check_tools=refuse_all), TOOL
         pytest.param("--tools {tools} --from {open} --out {tools}", None,
                      "--out: {tools}: is one of the inputs; writing it would replace what was"
                      " read. Choose another file.", id="out-the-tools-file-itself"),
+        pytest.param("--tools {tools} --from {open} --out {open}/results.json", None,
+                     "--out: {open}/results.json: is one of the inputs; writing it would"
+                     " replace what was read. Choose another file.", id="out-a-results-file"),
         pytest.param(GOOD + " --tools-header 'Authorization: Bearer x'", None,
                      "--tools-header: it is sent to MCP servers over HTTP, and no --tools source"
                      " is one. Add --tools mcp:https://<server>/mcp, or leave --tools-header"
@@ -503,4 +508,5 @@ def test_bad_input_is_one_line_and_nothing_is_written(
     assert (done.exit_code, done.stdout) == (2, "")
     assert done.stderr == f"conchcheck: {message.format(**names)}\n"
     assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.txt").exists()
+    assert (tmp_path / "open" / "results.json").read_text().startswith("{")
     assert (tmp_path / "elsewhere.yaml").read_text() == "kept\n" and tools.read_text() == before

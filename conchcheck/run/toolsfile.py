@@ -115,6 +115,7 @@ def export_tools(spec: ToolsExportSpec) -> ToolsExportResult:
             hold(credential)  # masked wherever a source is shown, as a probe masks it
     headers = header_values(spec.tools_headers)
     loaded = _load_results(spec.results)
+    _not_an_input(spec.out, [Path(s) for s in spec.tools] + [path for path, _ in loaded])
     targets, notes = _targets(loaded)
     own = read_own_tools(spec.tools, spec.tools_env, headers, spec.timeout).own
     for tool in own:
@@ -283,8 +284,8 @@ def _excepted(loaded: Sequence[Loaded], names: Sequence[str], own: Sequence[OwnT
 
 
 def _check_out(spec: ToolsExportSpec) -> None:
-    """``InputError`` for an ``--out`` that can't or mustn't be written: a symbolic link, a
-    folder, an unwritable place, or one of the inputs."""
+    """``InputError`` for an ``--out`` that can't be written: a symbolic link (never written
+    through), a folder, or a place that can't be written."""
     out = spec.out
     if out.is_symlink():
         raise InputError(
@@ -296,20 +297,21 @@ def _check_out(spec: ToolsExportSpec) -> None:
     problem = folder_problem(out.parent)
     if problem is not None:
         raise InputError(f"--out: {out.parent}: {problem}.", hint="Choose another file.")
-    if out.exists():
-        inputs = [Path(s) for s in spec.tools] + list(spec.results)
-        if any(p.exists() and _same_file(p, out) for p in inputs):
+
+
+def _not_an_input(out: Path, inputs: Sequence[Path]) -> None:
+    """``InputError`` when ``out`` is one of the files read (a tools file, a results file):
+    a file beside them in a results folder is fine."""
+    for path in inputs:
+        try:
+            same = out.exists() and path.exists() and path.samefile(out)
+        except OSError:
+            same = False
+        if same:
             raise InputError(
                 f"--out: {out}: is one of the inputs; writing it would replace what was read.",
                 hint="Choose another file.",
             )
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b) or (a.is_dir() and b.resolve().is_relative_to(a.resolve()))
-    except OSError:
-        return False
 
 
 def _reads_back(text: str, out: Path, tools: Sequence[PortableTool]) -> None:
