@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         execute_fleet,
     )
     from conchcheck.run.exporting import Exported, ExportSpec, export
+    from conchcheck.run.toolsfile import ToolsExportResult, ToolsExportSpec, export_tools
     from conchcheck.verdict import decide
     from conchcheck.wire.providers import Target, parse_target
 
@@ -78,6 +79,8 @@ _HOME = {
     "Target": "conchcheck.wire.providers",
     "Tool": "conchcheck.core.tools",
     "ToolList": "conchcheck.core.words",
+    "ToolsExportResult": "conchcheck.run.toolsfile",
+    "ToolsExportSpec": "conchcheck.run.toolsfile",
     "UnknownDialectError": "conchcheck.errors",
     "Unreadable": "conchcheck.core.repair",
     "Verdict": "conchcheck.results",
@@ -92,6 +95,7 @@ _HOME = {
     "execute": "conchcheck.run",
     "execute_fleet": "conchcheck.run",
     "export": "conchcheck.run.exporting",
+    "export_tools": "conchcheck.run.toolsfile",
     "load_matrix": "conchcheck.matrix",
     "parse_target": "conchcheck.wire.providers",
     "read_arguments": "conchcheck.core.arguments",
@@ -151,6 +155,8 @@ __all__ = [
     "Target",
     "Tool",
     "ToolList",
+    "ToolsExportResult",
+    "ToolsExportSpec",
     "UnknownDialectError",
     "Unreadable",
     "Verdict",
@@ -166,6 +172,7 @@ __all__ = [
     "execute",
     "execute_fleet",
     "export",
+    "export_tools",
     "load_matrix",
     "parse_target",
     "read_arguments",

@@ -42,6 +42,7 @@ from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.run import FleetOutcome, ProbeOutcome
 from conchcheck.run.index import pin
+from conchcheck.run.toolsfile import ToolsExportResult
 from conchcheck.wire.providers import Provider
 
 # rich needs only write, flush, isatty, fileno and encoding of a file.
@@ -432,3 +433,20 @@ def show_gate(result: GateResult) -> None:
         out.print(f"{word} {_text(line)}", soft_wrap=True)
     colour, word = ("green", "passed") if result.passed else ("red", "failed")
     out.print(f"[{colour}]conchcheck check: {word}.[/] {_text(summary(result))}", soft_wrap=True)
+
+
+def show_tools_export(result: ToolsExportResult) -> None:
+    """``tools export``: the dialect, each target's, every change and who forced it, notes."""
+    out.print(f"Dialect: [bold]{result.dialect}[/], the most permissive every target accepted.")
+    targets = Table("target", "dialect", "from", title="Targets", title_justify="left")
+    for t in result.targets:
+        targets.add_row(_text(t.name), t.dialect.value, _text(str(t.results)))
+    _show(targets)
+    changes = Table("tool", "place", "change", "forced by", title="Changes", title_justify="left")
+    for c in result.changes:
+        changes.add_row(_text(c.tool), _text(c.path), _text(c.what), _text(", ".join(c.forced_by)))
+    _show(changes) if result.changes else out.print("No changes: every schema is as written.")
+    for line in (*(t.line for t in result.refusals), *result.notes):
+        out.print(_text(line), soft_wrap=True)
+    count = f"{len(result.tools)} tool{'s' * (len(result.tools) != 1)}"
+    out.print(_text(f"wrote {result.out}: {count} in the {result.dialect} dialect"), soft_wrap=True)

@@ -98,7 +98,11 @@ def _decode(raw: bytes, name: str) -> str:
 
 def load_json(source: Path | str) -> tuple[Any, str, str]:
     """Parse a JSON file strictly: (value, text, name). A config file is not mended."""
-    text, name = read_text(source)
+    return parse_json(*read_text(source))
+
+
+def parse_json(text: str, name: str) -> tuple[Any, str, str]:
+    """``load_json`` of a text already read, reported as the file ``name``."""
     # Counted first: it costs a count in C, and bounds the token walk of the depth check.
     crowded = _crowded(text)
     if crowded is not None:
@@ -241,9 +245,14 @@ def load_tools(source: Path | str) -> list[Tool]:
 
 def load_document(source: Path | str) -> tuple[Any, str, str]:
     """A JSON (``.json``, strict) or YAML file parsed: (value, text, name)."""
-    if str(source).endswith(".json"):
-        return load_json(source)
-    text, name = read_text(source)
+    return parse_document(*read_text(source))
+
+
+def parse_document(text: str, name: str) -> tuple[Any, str, str]:
+    """``load_document`` of a text already read from the file ``name`` (its suffix says
+    JSON or YAML)."""
+    if name.endswith(".json"):
+        return parse_json(text, name)
     hazard = yaml_hazard(text)
     if hazard is not None:
         raise InputError(hazard.located(name) + ".")

@@ -6,7 +6,7 @@ text) · 2 bad usage or input · 3 target unusable · 4 stopped early.
 
 from __future__ import annotations
 
-from conchcheck.cli import commands, exporting, probing, reports
+from conchcheck.cli import commands, exporting, probing, reports, tooling
 from conchcheck.cli.app import FAMILIES, app, main
 
-__all__ = ["FAMILIES", "app", "commands", "exporting", "main", "probing", "reports"]
+__all__ = ["FAMILIES", "app", "commands", "exporting", "main", "probing", "reports", "tooling"]

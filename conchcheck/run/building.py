@@ -10,7 +10,7 @@ problem is one ``InputError`` line (or a ``CacheError``), worded as the CLI's op
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -120,11 +120,23 @@ def _matrix(spec: ProbeSpec, headers: Mapping[str, str]) -> Matrix:
         return load_matrix(spec.matrix)
     # An MCP server's answer is one more request: it gets --timeout, like the others.
     deadline = spec.options.policy.read_timeout
-    env = passed_environment(spec.tools_env)
-    listed = [(s, read_source(s, deadline=deadline, env=env, headers=headers)) for s in spec.tools]
+    return read_own_tools(spec.tools, spec.tools_env, headers, deadline, spec.prompts)
+
+
+def read_own_tools(
+    sources: Sequence[str],
+    tools_env: Sequence[str],
+    headers: Mapping[str, str],
+    deadline: float,
+    prompts: Path | None = None,
+) -> Matrix:
+    """The matrix of the tools ``sources`` list (``--tools``), each MCP server given the
+    variables ``tools_env`` names, or ``headers`` over HTTP, and ``deadline`` seconds."""
+    env = passed_environment(tools_env)
+    listed = [(s, read_source(s, deadline=deadline, env=env, headers=headers)) for s in sources]
     return own_matrix(
         [(s, listing.tools) for s, listing in listed],
-        spec.prompts,
+        prompts,
         protocols={s: listing.revision for s, listing in listed if listing.revision},
     )
 

@@ -82,19 +82,7 @@ class ProbeSpec:
                 "--prompts: prompts files are for your own tools, and no --tools was given.",
                 hint="Add --tools SOURCE, or put the prompts in a matrix (--matrix).",
             )
-        if self.tools_env and not self.tools:
-            raise InputError(
-                "--tools-env: it passes variables to the MCP servers of --tools, and no --tools"
-                " was given.",
-                hint="Add --tools mcp:stdio:<command line>, or leave --tools-env out.",
-            )
-        if self.tools_headers and not any(source_url(s) for s in self.tools):
-            raise InputError(
-                "--tools-header: it is sent to MCP servers over HTTP, and no --tools source is"
-                " one.",
-                hint="Add --tools mcp:https://<server>/mcp, or leave --tools-header out.",
-            )
-        check_headers(self.tools_headers)
+        check_source_options(self.tools, self.tools_env, self.tools_headers)
         if self.tools and self.reuse_cached:
             raise InputError(
                 "--tools and --use-cache: the capability file holds matrix verdicts, not"
@@ -158,6 +146,25 @@ def _check_options(options: ProbeOptions) -> None:
     _whole("--repeat", options.repeat, 1, 100)
     _whole("--max-requests", options.max_requests, 1)
     _whole("--max-tokens", options.max_tokens, 1)
+
+
+def check_source_options(
+    tools: Sequence[str], tools_env: Sequence[str], tools_headers: Sequence[str]
+) -> None:
+    """``InputError`` for ``--tools-env`` without ``--tools``, ``--tools-header`` without an
+    MCP URL among them, or a header not written ``Name: value``."""
+    if tools_env and not tools:
+        raise InputError(
+            "--tools-env: it passes variables to the MCP servers of --tools, and no --tools"
+            " was given.",
+            hint="Add --tools mcp:stdio:<command line>, or leave --tools-env out.",
+        )
+    if tools_headers and not any(source_url(s) for s in tools):
+        raise InputError(
+            "--tools-header: it is sent to MCP servers over HTTP, and no --tools source is one.",
+            hint="Add --tools mcp:https://<server>/mcp, or leave --tools-header out.",
+        )
+    check_headers(tools_headers)
 
 
 def parse_checks(text: str) -> frozenset[Check]:
