@@ -203,7 +203,7 @@ def test_progress_advances_each_stage_on_its_own_bar(monkeypatch) -> None:
     from conchcheck.results import Cell, Outcome, Stage
 
     screen = io.StringIO()
-    monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=80))
+    monkeypatch.setattr(console.screen, "err", Console(file=screen, force_terminal=True, width=80))
     with console.progress(quiet=False) as observer:
         observer.stage(Stage.DIALECT, 3)
         observer.stage(Stage.WORDS, 2)

@@ -44,7 +44,7 @@ def test_no_line_for_results_before_the_section(capsys: pytest.CaptureFixture[st
 def test_a_table_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     # It called itself once for ever on a terminal (RecursionError) instead of drawing.
     screen = io.StringIO()
-    monkeypatch.setattr(console, "out", Console(file=screen, force_terminal=True, width=120))
+    monkeypatch.setattr(console.screen, "out", Console(file=screen, force_terminal=True, width=120))
     console.show_outcome(outcome(build_result()))
     drawn = screen.getvalue()
     assert "openrouter:qwen/qwen3-8b" in drawn and "┃" in drawn
