@@ -197,7 +197,8 @@ def probe(
         },
     )
     if upstreams:
-        _upstream_options(
+        _not_beside(
+            "--upstreams",
             {
                 "--targets": targets,
                 "--resume": resume,
@@ -207,7 +208,9 @@ def probe(
                 "--record": record,
                 "--replay": replay,
                 "--api": api,
-            }
+            },
+            "--upstreams probes one OpenRouter model: conchcheck probe openrouter:MODEL"
+            " --upstreams.",
         )
     _one_or_many(
         target,
@@ -349,13 +352,12 @@ def _one_or_many(
         if shard is not None:
             raise InputError("--shard: only with --targets.", hint=help_)
         return
-    given = [name for name, value in per_target.items() if value]
-    if given:
-        raise InputError(
-            f"{given[0]}: not with --targets; it is an option of a single target's probe.",
-            hint="Probe that target on its own, or write base_url, api or api_key_env in its"
-            " entry of the targets file.",
-        )
+    _not_beside(
+        "--targets; it is an option of a single target's probe",
+        per_target,
+        "Probe that target on its own, or write base_url, api or api_key_env in its entry of"
+        " the targets file.",
+    )
 
 
 def _catalogue_options(
@@ -374,23 +376,18 @@ def _catalogue_options(
                 hint="For example: conchcheck probe openrouter:* --filter qwen --max-models 5.",
             )
         return
-    named = [name for name, value in not_with.items() if value]
-    if named:
-        raise InputError(
-            f"{named[0]}: not with PROVIDER:*; it is an option of one model's probe.",
-            hint="Probe that model on its own.",
-        )
+    _not_beside(
+        "PROVIDER:*; it is an option of one model's probe",
+        not_with,
+        "Probe that model on its own.",
+    )
 
 
-def _upstream_options(not_with: dict[str, object]) -> None:
-    """Refuse beside --upstreams what a run of one model's pinned upstreams can't take."""
-    named = [name for name, value in not_with.items() if value]
-    if named:
-        raise InputError(
-            f"{named[0]}: not with --upstreams.",
-            hint="--upstreams probes one OpenRouter model: conchcheck probe openrouter:MODEL"
-            " --upstreams.",
-        )
+def _not_beside(beside: str, options: dict[str, object], hint: str) -> None:
+    """Refuse the first of ``options`` given (by name, with its value) beside ``beside``."""
+    named = next((name for name, value in options.items() if value), None)
+    if named is not None:
+        raise InputError(f"{named}: not with {beside}.", hint=hint)
 
 
 def _came(caught: list[str]) -> Callable[[], str]:
