@@ -30,6 +30,7 @@ LAYER_OF = {
     "verdict": "results",
     "advice": "results",
     "knobs": "results",
+    "costs": "results",
     "probe": "probe",
     "report": "report",
     "gate": "gate",

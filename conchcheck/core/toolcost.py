@@ -10,7 +10,7 @@ long as the whole list.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from conchcheck.core.tools import Tool
@@ -67,7 +67,7 @@ def capacity_tools(count: int) -> tuple[Tool, ...]:
     return (*(filler(i) for i in range(1, count)), NEEDLE)
 
 
-def marginal(baseline: int, prefixes: Sequence[int | None]) -> list[int | None]:
+def marginal(baseline: int | None, prefixes: Sequence[int | None]) -> list[int | None]:
     """Each tool's cost from the prompt tokens of its prefix and of the one before (the first
     after ``baseline``, the request with no tools); None where either is unknown."""
     costs: list[int | None] = []
@@ -156,3 +156,40 @@ class CapacitySearch:
     def point(self) -> CapacityTrial | None:
         """The first trial that failed past ``capacity``; None when none failed."""
         return self.failed
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCost:
+    """What one tool costs, in prompt tokens, in each dialect measured (None: unknown)."""
+
+    tool: str
+    tokens: Mapping[str, int | None]
+    """By dialect: ``permissive``, ``anthropic``, ``gemini``, ``strict``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCosts:
+    """The tool-cost section of a verdict (``--checks cost``): each tool's prompt tokens as
+    the endpoint renders it, and the capacity point."""
+
+    baseline: int | None
+    """Prompt tokens of the request with no tools."""
+    tools: tuple[ToolCost, ...]
+    capacity: int | None
+    """The most tools with which the asked-for tool was still called; None when not even
+    one, or when the search measured nothing."""
+    point: int | None
+    """The fewest tools with which it no longer was (called, or the prompt stopped growing,
+    or the request was refused); None when every count tried passed."""
+    why: str
+    """One sentence: what happened at the point, or why there is none."""
+    dialect: str | None
+    """The dialect the capacity search sent its tools in."""
+
+    def in_dialect(self, dialect: str) -> dict[str, int]:
+        """Each tool's measured cost in ``dialect`` (unknown ones left out)."""
+        return {
+            cost.tool: tokens
+            for cost in self.tools
+            if (tokens := cost.tokens.get(dialect)) is not None
+        }

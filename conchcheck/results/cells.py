@@ -29,6 +29,8 @@ class Stage(Name):
     FOLLOW_UP = "follow_up"
     KNOBS = "knobs"
     """Knobs and losses: tool_choice, parallel control, strict mode, call ids, fidelity."""
+    COST = "cost"
+    """What the tools cost: each tool's prompt tokens, and the capacity point."""
 
 
 class Outcome(Name):
