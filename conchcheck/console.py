@@ -38,6 +38,7 @@ from conchcheck.gate.outcome import Direction, GateResult
 from conchcheck.matrix import Matrix
 from conchcheck.redaction import MaskedStream, held
 from conchcheck.report.knobs import summary_line
+from conchcheck.report.labels import labelled, labels_line
 from conchcheck.results import Cell, Stage
 from conchcheck.results.plain import to_plain
 from conchcheck.run import FleetOutcome, ProbeOutcome
@@ -311,6 +312,8 @@ def show_outcome(outcome: ProbeOutcome) -> None:
             out.print(f"[yellow]finding:[/] {_text(finding)}", soft_wrap=True)
         if verdict.knobs_and_losses is not None:
             out.print(_text(summary_line(verdict.knobs_and_losses)), soft_wrap=True)
+        if verdict.labels is not None and labelled(verdict.labels):
+            out.print(_text(labels_line(verdict.labels)), soft_wrap=True)
     code = outcome.exit_code
     colour = "green" if code == ExitCode.DONE else "yellow" if code == ExitCode.STOPPED else "red"
     out.print(f"[{colour}]{_text(outcome.message)}[/]", soft_wrap=True)
