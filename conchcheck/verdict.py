@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from conchcheck.advice import routes
+from conchcheck.core.confidence import CONFIDENCE, Labels, PromptLabel, label_prompts
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
@@ -231,6 +232,7 @@ def decide(
     valid_cases: Iterable[str] | None = None,
     strict_breakers: Iterable[str] = (),
     api: ApiFamily | None = None,
+    confidence: float = CONFIDENCE,
 ) -> Verdict:
     """The whole verdict from a probe's cells (``valid_cases``: every valid case of the
     matrix, so a case that never got an answer still counts as not carried;
@@ -315,7 +317,21 @@ def decide(
         strict,
         options,
         decide_knobs(cells, api, words=mode is Mode.WORDS),
+        prompt_labels(cells, threshold, confidence),
     )
+
+
+def prompt_labels(cells: Sequence[Cell], threshold: float, confidence: float) -> Labels:
+    """Each prompt's label in each mode, from the cells its mode's rate counts."""
+    found: list[PromptLabel] = []
+    for stage in (Stage.NATIVE, Stage.WORDS):
+        answered = [
+            (c.case, c.outcome in (Outcome.PASS, Outcome.PASS_AFTER_REPAIR))
+            for c in cells
+            if c.stage is stage and c.outcome not in (Outcome.ERROR, Outcome.SKIPPED)
+        ]
+        found += label_prompts(stage.value, answered, threshold, confidence)
+    return Labels(confidence, threshold, tuple(found))
 
 
 def _escaped_openers(cells: Sequence[Cell]) -> list[str]:

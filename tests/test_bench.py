@@ -40,6 +40,17 @@ ROOT = Path(__file__).parent.parent
             id="reader",
         ),
         pytest.param(
+            "adaptive.py",
+            [
+                r"the rule alone \(200 per p",
+                r" +1 +5\.00 +100/0/0 +4\.00 +100/0/0 +0\.80",
+                r" +0 +5\.00 +0/0/100 +4\.00 +0/0/100 +0\.80",
+                r"all p: auto sent [\d.]+x the requests of fixed-5, [\d.]+x those of fixed-10",
+                r"the engine over loopback, native and words \(4 per p",
+            ],
+            id="adaptive-repeats",
+        ),
+        pytest.param(
             "refusals.py",
             [r"\d+ real vectors: [\d.]+ µs each", r"open angles"],
             id="refusals",

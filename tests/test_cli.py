@@ -236,6 +236,41 @@ def test_progress_advances_each_stage_on_its_own_bar(monkeypatch) -> None:
             id="misspelt-option",
         ),
         pytest.param(
+            ("probe", "vllm:m", "--repeat", "often"),
+            "conchcheck: --repeat: `often` is not a whole number or auto. Give a whole number from 1 to 100, or auto.\n",
+            id="repeat-neither-a-number-nor-auto",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--repeat", "0"),
+            "conchcheck: --repeat: 0 is out of range. Give a whole number from 1 to 100, or auto.\n",
+            id="repeat-zero",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--repeat", "auto", "--confidence", "1"),
+            "conchcheck: --confidence: 1 is out of range. Give 0.5 to 0.999.\n",
+            id="confidence-one",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--confidence", "nan"),
+            "conchcheck: --confidence: nan is not a finite number. Give 0.5 to 0.999.\n",
+            id="confidence-nan",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--confidence", "high"),
+            "conchcheck: --confidence: Input should be a valid number, unable to parse string as a number. See `root probe --help`.\n",
+            id="confidence-a-word",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--max-repeat", "20"),
+            "conchcheck: --max-repeat: only with --repeat auto. A fixed --repeat N sends each prompt N times.\n",
+            id="max-repeat-without-auto",
+        ),
+        pytest.param(
+            ("probe", "vllm:m", "--repeat", "auto", "--max-repeat", "101"),
+            "conchcheck: --max-repeat: 101 is out of range. Give a whole number from 2 to 100.\n",
+            id="max-repeat-101",
+        ),
+        pytest.param(
             ("cache", "show"),
             "conchcheck: TARGET: required, but not given. See `root cache show --help`.\n",
             id="missing-argument",

@@ -339,8 +339,33 @@ def _policy(**values: object):
         ),
         pytest.param(
             {"repeat": 2.5},
-            "--repeat: 2.5 is not a whole number. Give a whole number from 1 to 100.",
+            "--repeat: 2.5 is not a whole number. Give a whole number from 1 to 100, or auto.",
             id="repeat-a-fraction",
+        ),
+        pytest.param(
+            {"repeat": "often"},
+            "--repeat: 'often' is not a whole number. Give a whole number from 1 to 100, or auto.",
+            id="repeat-a-word",
+        ),
+        pytest.param(
+            {"confidence": 1.0},
+            "--confidence: 1 is out of range. Give 0.5 to 0.999.",
+            id="confidence-one",
+        ),
+        pytest.param(
+            {"confidence": 0.4},
+            "--confidence: 0.4 is out of range. Give 0.5 to 0.999.",
+            id="confidence-below-a-half",
+        ),
+        pytest.param(
+            {"max_repeat": 20},
+            "--max-repeat: only with --repeat auto. A fixed --repeat N sends each prompt N times.",
+            id="max-repeat-without-auto",
+        ),
+        pytest.param(
+            {"repeat": "auto", "max_repeat": 1},
+            "--max-repeat: 1 is out of range. Give a whole number from 2 to 100.",
+            id="max-repeat-one",
         ),
         pytest.param(
             {"max_requests": 0},

@@ -92,7 +92,23 @@ def probe(
     ] = False,
     # Ranges are checked by ProbeSpec, so a Python caller meets the same limits and words.
     concurrency: Annotated[int, typer.Option(help="Requests at once (1-64).")] = 4,
-    repeat: Annotated[int, typer.Option(help="Run each prompt N times (1-100).")] = 1,
+    repeat: Annotated[
+        str,
+        typer.Option(
+            metavar="N|auto",
+            help="Run each prompt N times (1-100), or auto: until its label (pass,"
+            " intermittent, fail) can't change.",
+        ),
+    ] = "1",
+    confidence: Annotated[
+        float, typer.Option(help="Confidence of each prompt's interval and label (0.5-0.999).")
+    ] = 0.95,
+    max_repeat: Annotated[
+        int | None,
+        typer.Option(
+            help="With --repeat auto: attempts of a prompt at most (2-100) [default: 10]."
+        ),
+    ] = None,
     checks: Annotated[
         str | None,
         typer.Option(
@@ -170,6 +186,7 @@ def probe(
         execute_fleet,
         index_data,
         parse_checks,
+        parse_repeat,
     )
     from conchcheck.run.catalogue import (
         DEFAULT_MAX_MODELS,
@@ -231,8 +248,10 @@ def probe(
     policy = Policy(read_timeout=timeout, allow_insecure=allow_insecure, concurrency=concurrency)
     options = ProbeOptions(
         checks=frozenset(Check) if checks is None else parse_checks(checks),
-        repeat=repeat,
+        repeat=parse_repeat(repeat),
         threshold=threshold,
+        confidence=confidence,
+        max_repeat=max_repeat,
         max_requests=max_requests,
         deadline=deadline,
         max_tokens=max_tokens,

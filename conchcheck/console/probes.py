@@ -21,6 +21,7 @@ from conchcheck.console import screen
 from conchcheck.console.screen import safe, show_table
 from conchcheck.errors import ExitCode
 from conchcheck.report.knobs import summary_line
+from conchcheck.report.labels import labelled, labels_line
 from conchcheck.results import Cell, Stage
 from conchcheck.run import FleetOutcome, ProbeOutcome
 from conchcheck.run.index import pin
@@ -98,6 +99,8 @@ def show_outcome(outcome: ProbeOutcome) -> None:
             screen.out.print(f"[yellow]finding:[/] {safe(finding)}", soft_wrap=True)
         if verdict.knobs_and_losses is not None:
             screen.out.print(safe(summary_line(verdict.knobs_and_losses)), soft_wrap=True)
+        if verdict.labels is not None and labelled(verdict.labels):
+            screen.out.print(safe(labels_line(verdict.labels)), soft_wrap=True)
     code = outcome.exit_code
     colour = "green" if code == ExitCode.DONE else "yellow" if code == ExitCode.STOPPED else "red"
     screen.out.print(f"[{colour}]{safe(outcome.message)}[/]", soft_wrap=True)

@@ -15,8 +15,9 @@ import inspect
 import json
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Final, Literal, Protocol, TypeVar
 
+from conchcheck.core.confidence import CONFIDENCE
 from conchcheck.core.leaks import Server
 from conchcheck.core.names import Name
 from conchcheck.core.refusals import NOT_EVIDENCE
@@ -65,12 +66,23 @@ class Check(Name):
     """Every native prompt also streamed and compared (without it, two are)."""
 
 
+AUTO: Final = "auto"
+"""``--repeat auto``: each prompt until its label is settled."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProbeOptions:
     """How a probe runs and what it may spend."""
 
-    repeat: int = 1
+    repeat: int | Literal["auto"] = 1
+    """Attempts of each prompt in each mode, or ``"auto"``: until its label can't change
+    (``conchcheck.core.confidence``)."""
     threshold: float = 0.5
+    """The pass rate a mode needs, and a prompt's label is measured against."""
+    confidence: float = CONFIDENCE
+    """The confidence of each prompt's interval and label."""
+    max_repeat: int | None = None
+    """Attempts of a prompt at most under ``repeat="auto"``; None is ``MAX_REPEAT``."""
     temperature: float = 0.0
     max_requests: int | None = None
     max_tokens: int | None = None

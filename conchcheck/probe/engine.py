@@ -28,6 +28,7 @@ from conchcheck.probe.followups import round_trip, streaming
 from conchcheck.probe.knobs import run_knobs
 from conchcheck.probe.pacing import ProviderLimit
 from conchcheck.probe.prompts import native_prompt, words_prompt
+from conchcheck.probe.repeats import Later, after, planned, repeated
 from conchcheck.results import (
     CatalogueFacts,
     Cell,
@@ -137,18 +138,18 @@ class Probe:
         await catalogue
         self.follow(Stage.CATALOGUE)
         prompts = ctx.matrix.prompts
-        ctx.announce(Stage.WORDS, len(prompts) * self.options.repeat)
+        ctx.announce(Stage.WORDS, planned(self.options, len(prompts)))
 
-        async def one(prompt_index: int, attempt: int) -> None:
+        async def one(prompt_index: int, attempt: int, later: Later) -> Cell:
             prompt = prompts[prompt_index]
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.WORDS
             cell = await self.timed(Stage.WORDS, urgency, words_prompt(ctx, prompt, attempt))
             if attempt == 1 and prompt.follow_up is not None:
-                await self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+                trip = self.timed(Stage.FOLLOW_UP, Urgency.CHAIN, round_trip(ctx, prompt, cell))
+                await after(trip, later)
+            return cell
 
-        await ctx.together(
-            one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
-        )
+        await repeated(ctx, one)
 
     async def native(self, ctx: Context, dialect_stage: Awaitable[None]) -> None:
         """Native prompts and the streaming pairs need the dialect verdict."""
@@ -167,9 +168,9 @@ class Probe:
         else:
             calling = [p for p in prompts if not p.expect.no_call and p.follow_up is None]
             streamed = {p.id for p in calling[: self.options.streaming_checks]}
-        ctx.announce(Stage.NATIVE, len(prompts) * self.options.repeat)
+        ctx.announce(Stage.NATIVE, planned(self.options, len(prompts)))
 
-        async def one(prompt_index: int, attempt: int) -> None:
+        async def one(prompt_index: int, attempt: int, later: Later) -> Cell:
             prompt = prompts[prompt_index]
             work = native_prompt(ctx, prompt, dialect, attempt)
             urgency = Urgency.CHAIN if prompt.follow_up and attempt == 1 else Urgency.NATIVE
@@ -187,14 +188,13 @@ class Probe:
                 pair = streaming(ctx, prompt, dialect, whole)
                 jobs.append(self.timed(Stage.FOLLOW_UP, urgency, pair))
             try:
-                await ctx.together(jobs)
+                await after(ctx.together(jobs), later)
+                return await whole
             except BaseException:
                 whole.cancel()  # the probe is stopping: the whole request goes with it
                 raise
 
-        await ctx.together(
-            one(i, n) for i in range(len(prompts)) for n in range(1, self.options.repeat + 1)
-        )
+        await repeated(ctx, one)
 
     def chosen_dialect(self, ctx: Context) -> Dialect:
         """The dialect native tools go in: the verdict's, else the best there is, else the
@@ -324,6 +324,7 @@ class Probe:
                 ],
                 tools_declared=ctx.catalogue.tools if ctx and ctx.catalogue else None,
                 api=self.target.provider.api,
+                confidence=self.options.confidence,
             )
             if reached
             else None

@@ -29,6 +29,7 @@ from conchcheck.report.blocks import (
     words,
 )
 from conchcheck.report.knobs import knobs_section
+from conchcheck.report.labels import label_cell, labelled, labels_note
 from conchcheck.report.yourtools import your_tools
 from conchcheck.results import PASSING, CaseRefusal, Cell, Option, Outcome, Rates, Stage
 
@@ -239,7 +240,16 @@ def _prompts(result: ProbeResult) -> list[Block]:
         return Marks(" · ".join(c.label for c in mine) or "—", tuple(mine))
 
     rows = tuple((p, labels(p, Stage.NATIVE), labels(p, Stage.WORDS)) for p in prompts)
-    blocks.append(Table(("prompt", "native", "words"), rows))
+    sure = result.verdict.labels if result.verdict is not None else None
+    if sure is not None and labelled(sure):
+        head = ("prompt", "native", "native label", "words", "words label")
+        wide = tuple(
+            (p, n, label_cell(sure, p, "native"), w, label_cell(sure, p, "words"))
+            for p, n, w in rows
+        )
+        blocks += [Table(head, wide), labels_note(sure)]
+    else:
+        blocks.append(Table(("prompt", "native", "words"), rows))
     if result.verdict is not None:
         native, words = result.verdict.native, result.verdict.words
         rates = (

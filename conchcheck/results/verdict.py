@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from conchcheck.core.confidence import Labels
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.knobs import KnobsAndLosses
 from conchcheck.core.names import Name
@@ -131,6 +132,9 @@ class Verdict:
     knobs_and_losses: KnobsAndLosses | None = None
     """Knobs and losses: what the endpoint did with each knob, and the calls it lost (None in
     files before it)."""
+    labels: Labels | None = None
+    """Each prompt's attempts, interval and label in each mode, with the confidence and
+    threshold used (None in files before it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from conchcheck.run.execution import ProbeOutcome, execute, execute_async, finis
 from conchcheck.run.fleet import FleetPlan, build_fleet, execute_fleet
 from conchcheck.run.index import FleetOutcome, TargetOutcome, index_data
 from conchcheck.run.plan import Plan
-from conchcheck.run.spec import FleetSpec, ProbeSpec, parse_checks
+from conchcheck.run.spec import FleetSpec, ProbeSpec, parse_checks, parse_repeat
 from conchcheck.run.targets import Shard, TargetEntry, TargetsError, TargetsFile, load_targets
 
 __all__ = [
@@ -40,4 +40,5 @@ __all__ = [
     "index_data",
     "load_targets",
     "parse_checks",
+    "parse_repeat",
 ]

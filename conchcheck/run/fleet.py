@@ -84,7 +84,8 @@ def build_fleet(spec: FleetSpec, transport: Transport | None = None) -> FleetPla
 def _probe_spec(spec: FleetSpec, out: Path, entry: TargetEntry) -> ProbeSpec:
     options = spec.options
     if entry.repeat is not None:
-        options = replace(options, repeat=entry.repeat)
+        # A target's own number of repeats: the run's --max-repeat (for auto) is not its.
+        options = replace(options, repeat=entry.repeat, max_repeat=None)
     target = entry.target
     return ProbeSpec(
         f"{target.provider.name}:{target.model}",

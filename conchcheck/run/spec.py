@@ -12,16 +12,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from conchcheck.core.confidence import CONFIDENCE_RANGE
 from conchcheck.core.credentials import source_url
 from conchcheck.core.dialects import Dialect
 from conchcheck.errors import InputError
-from conchcheck.probe import Check, ProbeOptions
+from conchcheck.probe import AUTO, Check, ProbeOptions
 from conchcheck.report import ReportFormat
 from conchcheck.results import Mode
 from conchcheck.run.targets import Shard, TargetsFile
 from conchcheck.sources.headers import check_headers
 
+REPEATS = "Give a whole number from 1 to 100, or auto."
 TIMEOUT_RANGE = (0.1, 86_400.0)
 """Seconds a reply may take: a tenth of a second up to a day (a slow CPU model)."""
 
@@ -143,7 +146,15 @@ def _check_options(options: ProbeOptions) -> None:
         _number("--deadline", options.deadline, 1.0, 7 * 86_400.0)
     _number("--threshold", options.threshold, 0.0, 1.0)
     _whole("--concurrency", policy.concurrency, 1, 64)
-    _whole("--repeat", options.repeat, 1, 100)
+    _repeat(options.repeat)
+    _number("--confidence", options.confidence, *CONFIDENCE_RANGE)
+    if options.max_repeat is not None:
+        if options.repeat != AUTO:
+            raise InputError(
+                "--max-repeat: only with --repeat auto.",
+                hint="A fixed --repeat N sends each prompt N times.",
+            )
+        _whole("--max-repeat", options.max_repeat, 2, 100)
     _whole("--max-requests", options.max_requests, 1)
     _whole("--max-tokens", options.max_tokens, 1)
 
@@ -165,6 +176,30 @@ def check_source_options(
             hint="Add --tools mcp:https://<server>/mcp, or leave --tools-header out.",
         )
     check_headers(tools_headers)
+
+
+def parse_repeat(text: str) -> int | Literal["auto"]:
+    """``--repeat``'s text as a number of attempts or ``auto``; ``InputError`` for other text."""
+    word = text.strip()
+    if word == AUTO:
+        return AUTO
+    try:
+        number = int(word)
+    except ValueError:
+        raise InputError(
+            f"--repeat: `{text}` is not a whole number or auto.", hint=REPEATS
+        ) from None
+    _repeat(number)
+    return number
+
+
+def _repeat(value: object) -> None:
+    if value == AUTO:
+        return
+    if type(value) is not int:
+        raise InputError(f"--repeat: {value!r} is not a whole number.", hint=REPEATS)
+    if not 1 <= value <= 100:
+        raise InputError(f"--repeat: {value} is out of range.", hint=REPEATS)
 
 
 def parse_checks(text: str) -> frozenset[Check]:

@@ -50,7 +50,7 @@ REFUSED = [
     ),
     pytest.param(
         {"options": ProbeOptions(repeat=101)},
-        "--repeat: 101 is out of range. Give a whole number from 1 to 100.",
+        "--repeat: 101 is out of range. Give a whole number from 1 to 100, or auto.",
         id="repeat-over-a-hundred",
     ),
     pytest.param(
