@@ -13,6 +13,7 @@ from conchcheck.core.confidence import CONFIDENCE, Labels, PromptLabel, label_pr
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.trials import PERMISSIVENESS, AsWritten, Trial
+from conchcheck.costs import tool_costs
 from conchcheck.knobs import decide_knobs
 from conchcheck.results import (
     CaseRefusal,
@@ -318,6 +319,7 @@ def decide(
         options,
         decide_knobs(cells, api, words=mode is Mode.WORDS),
         prompt_labels(cells, threshold, confidence),
+        tool_costs(cells),
     )
 
 

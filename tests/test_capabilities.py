@@ -68,7 +68,7 @@ ENTRY = Entry(
 
 GOLDEN = """\
 # conchcheck capability file: written by `conchcheck probe`, read by apps and CI.
-schema_version: 3
+schema_version: 4
 entries:
   - provider: openrouter
     model: qwen/qwen3-8b
@@ -420,14 +420,15 @@ CORRUPT = [
         id="impossible-date",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 3", "schema_version: one").encode(),
-        "{p}:2: $.schema_version: 'one' is not one of [1, 2, 3].",
+        GOLDEN.replace("schema_version: 4", "schema_version: one").encode(),
+        "{p}:2: $.schema_version: 'one' is not one of [1, 2, 3, 4].",
         CORRUPT_HINT,
         id="version-not-a-number",
     ),
     pytest.param(
-        GOLDEN.replace("schema_version: 3", "schema_version: 4").encode(),
-        "{p}:2: $.schema_version: version 4 is not one this conchcheck reads (it reads 1, 2 and 3).",
+        GOLDEN.replace("schema_version: 4", "schema_version: 5").encode(),
+        "{p}:2: $.schema_version: version 5 is not one this conchcheck reads (it reads 1, 2, 3"
+        " and 4).",
         f"A newer conchcheck may have written it: upgrade. Or: {CORRUPT_HINT}",
         id="unknown-version",
     ),
@@ -563,9 +564,12 @@ def test_schema_is_valid_and_closed_everywhere() -> None:
         "$.$defs.entry.properties.ids",
         "$.$defs.entry.properties.reasoning",
         "$.$defs.entry.properties.streaming",
+        "$.$defs.entry.properties.tokens_per_tool",
     ]
+    # tokens_per_tool is a map of the tools' names, each a whole number of tokens.
     assert {path: node.get("additionalProperties") for path, node in found} == {
-        path: False for path, _ in found
+        **{path: False for path, _ in found},
+        "$.$defs.entry.properties.tokens_per_tool": {"type": "integer"},
     }
 
 
@@ -575,9 +579,9 @@ def test_schema_matches_the_entry_fields() -> None:
     at = names.index("knobs_and_losses")
     names[at : at + 1] = list(SECTION)
     assert list(SCHEMA["$defs"]["entry"]["properties"]) == names
-    # leaked_as_text, strict_mode and the section came later: files written before them still
-    # read. api came with version 2, which requires it of every entry.
-    later = {"leaked_as_text", "strict_mode", "api", *SECTION}
+    # leaked_as_text, strict_mode, the section and the tools' cost came later: files written
+    # before them still read. api came with version 2, which requires it of every entry.
+    later = {"leaked_as_text", "strict_mode", "api", *SECTION, "tokens_per_tool", "capacity"}
     assert SCHEMA["$defs"]["entry"]["required"] == [n for n in names if n not in later]
     assert SCHEMA["then"] == {"properties": {"entries": {"items": {"required": ["api"]}}}}
     assert SCHEMA["$defs"]["entry"]["properties"]["api"]["enum"] == [a.value for a in ApiFamily]
@@ -626,7 +630,7 @@ def test_a_broken_strict_mode_names_its_field(value: Any, message: str) -> None:
 
 def _version_1(entries: list[Entry]) -> str:
     """The file as conchcheck wrote it before entries named their API."""
-    lines = render(entries).replace("schema_version: 3", "schema_version: 1").splitlines(True)
+    lines = render(entries).replace("schema_version: 4", "schema_version: 1").splitlines(True)
     return "".join(line for line in lines if not line.startswith("    api: "))
 
 
@@ -884,7 +888,7 @@ def test_an_exact_fidelity_writes_an_empty_list_of_changes() -> None:
 
 def test_a_version_2_entry_reads_as_not_measured(cache: CapabilityFile) -> None:
     cache.path.parent.mkdir()
-    cache.path.write_text(GOLDEN.replace("schema_version: 3", "schema_version: 2"))
+    cache.path.write_text(GOLDEN.replace("schema_version: 4", "schema_version: 2"))
     assert cache.entries() == [ENTRY] and ENTRY.knobs_and_losses is None
 
 

@@ -70,6 +70,12 @@ class Entry:
     reasoning channel and streaming parity (written flat: ``knobs``, ``ids``, …); None in
     entries before version 3 and for a probe run without ``--checks knobs``. Its findings
     stay in the report."""
+    tokens_per_tool: Mapping[str, int] | None = None
+    """Each tool's prompt tokens in the entry's dialect (``--checks cost``); None when not
+    measured (and absent from the file)."""
+    capacity: int | None = None
+    """The most tools with which the model still called the one asked for (``--checks
+    cost``); None when not measured or not even one."""
 
     @property
     def key(self) -> tuple[str, str, str, ApiFamily]:
@@ -112,6 +118,11 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
     data["leaked_as_text"] = list(entry.leaked_as_text)
     if entry.strict_mode is not None:
         data["strict_mode"] = {name: list(cases) for name, cases in entry.strict_mode.items()}
+    for measured in ("tokens_per_tool", "capacity"):
+        if data[measured] is None:
+            del data[measured]  # not measured: absent, as in files before version 4
+    if entry.tokens_per_tool is not None:
+        data["tokens_per_tool"] = dict(entry.tokens_per_tool)
     section = data.pop("knobs_and_losses")
     if section is not None:
         # Flat in the entry, under the names apps and CI read (``knobs.strict``, ``ids.…``).

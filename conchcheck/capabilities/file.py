@@ -38,10 +38,10 @@ if sys.platform == "win32":
 else:
     import fcntl
 
-SCHEMA_VERSION = 3
-"""Written; versions 1 (before entries named their API family) and 2 (before the knobs and
-losses) are still read."""
-READS = (1, 2, 3)
+SCHEMA_VERSION = 4
+"""Written; versions 1 (before entries named their API family), 2 (before the knobs and
+losses) and 3 (before the tools' cost) are still read."""
+READS = (1, 2, 3, 4)
 LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another conchcheck's lock before giving up."""
 CORRUPT_HINT = "Move it aside or run `conchcheck cache clear --force`."

@@ -112,8 +112,9 @@ def probe(
     checks: Annotated[
         str | None,
         typer.Option(
-            help="Groups of checks, comma-separated: dialect, mode, knobs, streaming (all by "
-            "default; dialect,mode is the probe before knobs were measured)."
+            help="Groups of checks, comma-separated: dialect, mode, knobs, streaming (these"
+            " four by default; dialect,mode is the probe before knobs were measured), cost"
+            " (what each tool costs in tokens, and the capacity point)."
         ),
     ] = None,
     threshold: Annotated[float, typer.Option(help="Pass rate a mode needs (0-1).")] = 0.5,
@@ -175,7 +176,7 @@ def probe(
     """
     from conchcheck import console
     from conchcheck.errors import ExitCode
-    from conchcheck.probe import Check, ProbeOptions
+    from conchcheck.probe import DEFAULT_CHECKS, ProbeOptions
     from conchcheck.run import (
         FleetSpec,
         ProbeSpec,
@@ -247,7 +248,7 @@ def probe(
     )
     policy = Policy(read_timeout=timeout, allow_insecure=allow_insecure, concurrency=concurrency)
     options = ProbeOptions(
-        checks=frozenset(Check) if checks is None else parse_checks(checks),
+        checks=DEFAULT_CHECKS if checks is None else parse_checks(checks),
         repeat=parse_repeat(repeat),
         threshold=threshold,
         confidence=confidence,

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from conchcheck.probe.context import AUTO, Check
+from conchcheck.probe.context import AUTO, DEFAULT_CHECKS, Check
 from conchcheck.probe.engine import Probe, ProbeObserver, ProbeOptions
 from conchcheck.results import ProbeResult
 
-__all__ = ["AUTO", "Check", "Probe", "ProbeObserver", "ProbeOptions", "ProbeResult"]
+__all__ = [
+    "AUTO",
+    "DEFAULT_CHECKS",
+    "Check",
+    "Probe",
+    "ProbeObserver",
+    "ProbeOptions",
+    "ProbeResult",
+]

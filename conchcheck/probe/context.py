@@ -54,7 +54,7 @@ class ProbeObserver(Protocol):
 
 
 class Check(Name):
-    """A group of checks a probe can run (``--checks``); all by default."""
+    """A group of checks a probe can run (``--checks``); ``DEFAULT_CHECKS`` by default."""
 
     DIALECT = "dialect"
     """The schema cases, across the dialects."""
@@ -64,6 +64,13 @@ class Check(Name):
     """Knobs and losses: tool_choice, parallel control, strict mode, call ids, fidelity."""
     STREAMING = "streaming"
     """Every native prompt also streamed and compared (without it, two are)."""
+    COST = "cost"
+    """What the tools cost: each tool's prompt tokens in each dialect, and the capacity
+    point. Not in ``DEFAULT_CHECKS``: it sends about as many requests as the rest."""
+
+
+DEFAULT_CHECKS: Final = frozenset(Check) - {Check.COST}
+"""The groups a probe runs when ``--checks`` names none."""
 
 
 AUTO: Final = "auto"
@@ -93,7 +100,7 @@ class ProbeOptions:
     """Output limit of a prompt: enough for a call or a short answer, not for rambling."""
     streaming_checks: int = 2
     """Prompts also sent streamed, to compare with the whole reply, without ``Check.STREAMING``."""
-    checks: frozenset[Check] = frozenset(Check)
+    checks: frozenset[Check] = DEFAULT_CHECKS
     """The groups of checks to run."""
     policy: Policy = field(default_factory=Policy)
     """Timeouts, retries, body size; ``policy.concurrency`` is the probe's one limit."""

@@ -19,9 +19,11 @@ from typing import TypeVar
 from conchcheck.core.dialects import Dialect
 from conchcheck.core.refusals import RefusalKind
 from conchcheck.core.strictness import strict_breaks
+from conchcheck.core.trials import PERMISSIVENESS
 from conchcheck.matrix import Matrix
 from conchcheck.probe.budget import STAGE, URGENCY, StopProbe, Urgency
 from conchcheck.probe.context import CHAIN, Check, Context, ProbeObserver, ProbeOptions
+from conchcheck.probe.costs import run_costs
 from conchcheck.probe.dialect import run_dialects, run_invalid_cases
 from conchcheck.probe.evidence import exchange_cell
 from conchcheck.probe.followups import round_trip, streaming
@@ -130,6 +132,8 @@ class Probe:
         if Check.KNOBS in checks:
             # Knob tools are plain schemas every dialect carries: no wait for the dialect.
             jobs.append(self.timed(Stage.KNOBS, Urgency.NATIVE, run_knobs(ctx)))
+        if Check.COST in checks:
+            jobs.append(self.costs(ctx, dialect))
         await ctx.together(jobs)
         self._check_answers(ctx)
 
@@ -195,6 +199,15 @@ class Probe:
                 raise
 
         await repeated(ctx, one)
+
+    async def costs(self, ctx: Context, dialect_stage: Awaitable[None]) -> None:
+        """What the tools cost in the chosen dialect and each less permissive one (an
+        endpoint that takes a dialect takes what is stricter), when a slot is free."""
+        await dialect_stage
+        self.follow(Stage.DIALECT)
+        chosen = self.chosen_dialect(ctx)
+        dialects = PERMISSIVENESS[PERMISSIVENESS.index(chosen) :]
+        await self.timed(Stage.COST, Urgency.IDLE, run_costs(ctx, dialects, chosen))
 
     def chosen_dialect(self, ctx: Context) -> Dialect:
         """The dialect native tools go in: the verdict's, else the best there is, else the

@@ -30,6 +30,7 @@ from conchcheck.report.blocks import (
 )
 from conchcheck.report.knobs import knobs_section
 from conchcheck.report.labels import label_cell, labelled, labels_note
+from conchcheck.report.toolcosts import tool_costs_section
 from conchcheck.report.yourtools import your_tools
 from conchcheck.results import PASSING, CaseRefusal, Cell, Option, Outcome, Rates, Stage
 
@@ -103,6 +104,7 @@ def outline(result: ProbeResult, info: RunInfo, *, findings_first: bool = False)
         _repairs,
         _findings,
         _follow_ups,
+        tool_costs_section,
         _cost,
     ]
     if findings_first:

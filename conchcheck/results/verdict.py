@@ -14,6 +14,7 @@ from conchcheck.core.dialects import Dialect
 from conchcheck.core.knobs import KnobsAndLosses
 from conchcheck.core.names import Name
 from conchcheck.core.refusals import RefusalKind
+from conchcheck.core.toolcost import ToolCosts
 from conchcheck.core.trials import Trial
 
 
@@ -135,6 +136,9 @@ class Verdict:
     labels: Labels | None = None
     """Each prompt's attempts, interval and label in each mode, with the confidence and
     threshold used (None in files before it)."""
+    tool_costs: ToolCosts | None = None
+    """What each tool costs in prompt tokens, and the capacity point; None when the probe
+    did not measure it (``--checks`` without ``cost``, and files before it)."""
 
 
 @dataclass(frozen=True, slots=True)

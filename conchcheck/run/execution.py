@@ -13,8 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from conchcheck.capabilities import Entry, expires, timestamp
+from conchcheck.core.dialects import Dialect
+from conchcheck.core.toolcost import ToolCosts
 from conchcheck.errors import ExitCode, InputError
 from conchcheck.probe import Probe, ProbeObserver
 from conchcheck.probe.pacing import ProviderLimit
@@ -198,7 +201,18 @@ def capability_entry(result: ProbeResult, probed: datetime) -> Entry:
         knobs_and_losses=None
         if verdict.knobs_and_losses is None
         else dataclasses.replace(verdict.knobs_and_losses, findings=()),
+        **_costs(verdict.tool_costs, verdict.dialect.dialect),
     )
+
+
+def _costs(costs: ToolCosts | None, dialect: Dialect | None) -> dict[str, Any]:
+    """The entry's cost fields: each tool's tokens in the verdict's dialect (else the one the
+    capacity was searched in), and the capacity; nothing when cost wasn't measured."""
+    if costs is None:
+        return {}
+    shown = dialect.value if dialect is not None else costs.dialect
+    tokens = costs.in_dialect(shown) if shown is not None else {}
+    return {"tokens_per_tool": tokens or None, "capacity": costs.capacity}
 
 
 def now() -> datetime:

@@ -370,8 +370,41 @@ def knob_cells() -> tuple[Cell, ...]:
 # fmt: on
 
 
+def cost_cells() -> tuple[Cell, ...]:
+    """The cost stage of the fixed probe: two tools measured in gemini and strict, and a
+    capacity search that doubles to 8 tools (refused for its context), then settles at 6."""
+
+    def cost(cell_id: str, tokens: int, tools: tuple[str, ...], dialect: str | None) -> Cell:
+        return Cell(
+            cell_id, Stage.COST, cell_id.removeprefix("cost/"), Outcome.PASS,
+            f"The prompt took {tokens} tokens with {len(tools)} tools.",
+            dialect=dialect, cases=tools, prompt_tokens=tokens, completion_tokens=1,
+        )  # fmt: skip
+
+    def trial(count: int, outcome: Outcome, tokens: int | None, detail: str) -> Cell:
+        refusal = _refusal("context_length", 400, CONTEXT_REFUSAL) if tokens is None else None
+        return Cell(
+            f"capacity/{count}", Stage.COST, f"capacity/{count}", outcome, detail,
+            dialect="gemini", prompt_tokens=tokens, refusal=refusal,
+        )  # fmt: skip
+
+    return (
+        cost("cost/none", 20, (), None),
+        cost("cost/gemini/1", 85, ("get_weather",), "gemini"),
+        cost("cost/gemini/2", 160, ("get_weather", "remember"), "gemini"),
+        cost("cost/strict/1", 80, ("get_weather",), "strict"),
+        cost("cost/strict/2", 150, ("get_weather", "remember"), "strict"),
+        trial(1, Outcome.PASS, 90, "With 1 tools, get_ticket_status was called as asked."),
+        trial(2, Outcome.PASS, 150, "With 2 tools, get_ticket_status was called as asked."),
+        trial(4, Outcome.PASS, 270, "With 4 tools, get_ticket_status was called as asked."),
+        trial(8, Outcome.REFUSED, None, CONTEXT_REFUSAL),
+        trial(6, Outcome.PASS, 390, "With 6 tools, get_ticket_status was called as asked."),
+        trial(7, Outcome.NO_CALL, 450, "With 7 tools, get_ticket_status was not called."),
+    )
+
+
 def build_result(**changes: Any) -> ProbeResult:
-    everything = changes.get("cells", cells() + knob_cells())
+    everything = changes.get("cells", cells() + knob_cells() + cost_cells())
     catalogue = ModelInfo(
         f"GET {URL}/models",
         listed=True,
@@ -405,6 +438,7 @@ def build_result(**changes: Any) -> ProbeResult:
             "words": 4876.2,
             "follow_up": 60210.5,
             "knobs": 2150.0,
+            "cost": 3300.0,
         },
     }
     values.update(changes)

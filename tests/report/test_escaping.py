@@ -91,6 +91,7 @@ SECTIONS = [
     "Repairs seen",
     "Findings",
     "Follow-ups",
+    "What the tools cost",
     "Cost",
 ]
 SUBSECTIONS = {

@@ -68,7 +68,9 @@ def test_tones_lead_with_a_shape(make_result, info: RunInfo):
 def test_findings_come_first(result: ProbeResult, info: RunInfo):
     headings = re.findall(r"<h2>(.*?)</h2>", page(result, info))
     assert headings[:3] == ["Findings", "Knobs and losses", "Dialect"]
-    assert headings[3:] == ["Prompts", "Refusals", "Repairs seen", "Follow-ups", "Cost", "Cells"]
+    assert headings[3:] == [
+        "Prompts", "Refusals", "Repairs seen", "Follow-ups", "What the tools cost", "Cost", "Cells"
+    ]  # fmt: skip
 
 
 def test_refused_cases_are_a_table(result: ProbeResult, info: RunInfo):

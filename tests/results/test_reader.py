@@ -112,9 +112,9 @@ def test_read_results_names_the_line_and_path(result: ProbeResult, info: RunInfo
     with pytest.raises(InputError) as caught:
         read_results(path)
     line = bad.splitlines().index('      "outcome": "wrong",') + 1
-    assert line == 928
+    assert line == 929
     assert str(caught.value) == (
-        f"{path}:928: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
+        f"{path}:929: $.cells[13].outcome: 'wrong' is not one of ['accepted', 'pass', "
         "'pass_after_repair', 'wrong_arguments', 'wrong_tool', 'no_call', 'leaked', 'swallowed', "
         "'unwanted_call', 'cut_off', 'unparsed_by_server', 'not_honoured', 'refused', 'error', "
         "'skipped']."
