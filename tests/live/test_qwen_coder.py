@@ -68,6 +68,7 @@ def runs(
     try:
         found = {"default": probe_server(server), "without-need": probe_server(server, matrix)}
         found["catalogue"] = _catalogue(server.url, matrix, tmp_path_factory.mktemp("all"))
+        found["cost"] = probe_server(server, matrix, extra=("--checks", "cost"))
     finally:
         server.stop()
     assert server.process.poll() is not None, "llama-server still running"
@@ -275,3 +276,18 @@ def test_the_whole_catalogue_of_the_server_is_its_one_model(
     )
     index = json.loads((run["out"] / "index.json").read_text())
     assert [(t["target"], t["exit_code"]) for t in index["targets"]] == [(f"llamacpp:{served}", 0)]
+
+
+def test_what_its_tool_costs_as_llama_server_renders_it(runs: dict[str, dict[str, Any]]) -> None:
+    """``--checks cost`` on the real server: the usage llama-server reports prices the one
+    tool in every dialect (its chat template renders the schema, so the dialects cost more
+    or less alike), and the capacity search ends at one tool, since this model never calls
+    natively (above)."""
+    costs = runs["cost"]["result"].verdict.tool_costs
+    assert costs is not None and costs.baseline is not None and costs.baseline > 0
+    assert [c.tool for c in costs.tools] == ["get_weather"]
+    dialects = costs.tools[0].tokens
+    assert sorted(dialects) == ["anthropic", "gemini", "permissive", "strict"]
+    assert all(tokens is not None and tokens > 20 for tokens in dialects.values()), dialects
+    assert (costs.capacity, costs.point) == (None, 1)
+    assert costs.why == "With 1 tools the tool asked for was not called."
