@@ -87,13 +87,14 @@ def _capacity(cells: Sequence[Cell]) -> tuple[int | None, int | None, str, str |
         said = f"Every count tried passed, up to {search.capacity} tools."
         return search.capacity, None, said, dialect
     cell = by_count[failed.tools]
+    tools = f"{failed.tools} tool{'s' * (failed.tools != 1)}"
     if cell.outcome is Outcome.REFUSED:
-        why = f"With {failed.tools} tools the request was refused: {cell.detail}"
+        why = f"With {tools} the request was refused: {cell.detail}"
     elif cell.outcome is Outcome.PASS:
         why = (
-            f"With {failed.tools} tools the prompt grew less than the tools added: the"
+            f"With {tools} the prompt grew less than the tools added: the"
             " endpoint dropped tools without a word."
         )
     else:
-        why = f"With {failed.tools} tools the tool asked for was not called."
+        why = f"With {tools} the tool asked for was not called."
     return search.capacity, failed.tools, why, dialect

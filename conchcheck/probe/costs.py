@@ -127,6 +127,7 @@ async def _trial(ctx: Context, cell_id: str, count: int, dialect: Dialect) -> Ce
     )
     exchange = await ctx.send(request, cell_id)
     outcome, detail = Outcome.ERROR, "The request failed, so it measures nothing."
+    tools = f"{count} tool{'s' * (count != 1)}"
     match exchange.outcome:
         case Replied(reply):
             asked = [
@@ -135,9 +136,9 @@ async def _trial(ctx: Context, cell_id: str, count: int, dialect: Dialect) -> Ce
                 if c.name == NEEDLE.name and NEEDLE_TICKET in c.arguments
             ]
             outcome, detail = (
-                (Outcome.PASS, f"With {count} tools, {NEEDLE.name} was called as asked.")
+                (Outcome.PASS, f"With {tools}, {NEEDLE.name} was called as asked.")
                 if asked
-                else (Outcome.NO_CALL, f"With {count} tools, {NEEDLE.name} was not called.")
+                else (Outcome.NO_CALL, f"With {tools}, {NEEDLE.name} was not called.")
             )
         case Unparsed():
             outcome, detail = Outcome.NO_CALL, "The server couldn't parse the model's output."

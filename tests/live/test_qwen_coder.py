@@ -290,4 +290,4 @@ def test_what_its_tool_costs_as_llama_server_renders_it(runs: dict[str, dict[str
     assert sorted(dialects) == ["anthropic", "gemini", "permissive", "strict"]
     assert all(tokens is not None and tokens > 20 for tokens in dialects.values()), dialects
     assert (costs.capacity, costs.point) == (None, 1)
-    assert costs.why == "With 1 tools the tool asked for was not called."
+    assert costs.why == "With 1 tool the tool asked for was not called."

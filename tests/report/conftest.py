@@ -394,7 +394,7 @@ def cost_cells() -> tuple[Cell, ...]:
         cost("cost/gemini/2", 160, ("get_weather", "remember"), "gemini"),
         cost("cost/strict/1", 80, ("get_weather",), "strict"),
         cost("cost/strict/2", 150, ("get_weather", "remember"), "strict"),
-        trial(1, Outcome.PASS, 90, "With 1 tools, get_ticket_status was called as asked."),
+        trial(1, Outcome.PASS, 90, "With 1 tool, get_ticket_status was called as asked."),
         trial(2, Outcome.PASS, 150, "With 2 tools, get_ticket_status was called as asked."),
         trial(4, Outcome.PASS, 270, "With 4 tools, get_ticket_status was called as asked."),
         trial(8, Outcome.REFUSED, None, CONTEXT_REFUSAL),
