@@ -69,6 +69,7 @@ def runs(
         found = {"default": probe_server(server), "without-need": probe_server(server, matrix)}
         found["catalogue"] = _catalogue(server.url, matrix, tmp_path_factory.mktemp("all"))
         found["cost"] = probe_server(server, matrix, extra=("--checks", "cost"))
+        found["auto"] = probe_server(server, matrix, extra=("--repeat", "auto"))
     finally:
         server.stop()
     assert server.process.poll() is not None, "llama-server still running"
@@ -291,3 +292,20 @@ def test_what_its_tool_costs_as_llama_server_renders_it(runs: dict[str, dict[str
     assert all(tokens is not None and tokens > 20 for tokens in dialects.values()), dialects
     assert (costs.capacity, costs.point) == (None, 1)
     assert costs.why == "With 1 tool the tool asked for was not called."
+
+
+def test_repeat_auto_labels_each_prompt_within_its_bounds(
+    runs: dict[str, dict[str, Any]],
+) -> None:
+    """``--repeat auto`` on the real server: each prompt in each mode gets a label after at
+    least the first wave of four attempts (the fewest that can settle one at 95% against 0.5)
+    and at most ten; alike attempts (temperature 0) settle at the first wave."""
+    labels = runs["auto"]["result"].verdict.labels
+    assert labels is not None
+    assert sorted((p.prompt, p.mode) for p in labels.prompts) == [
+        ("arithmetic", "native"), ("arithmetic", "words"),
+    ]  # fmt: skip
+    for p in labels.prompts:
+        assert 4 <= p.attempts <= 10 and p.label is not None, p
+        if p.passes in (0, p.attempts):
+            assert p.attempts == 4 and p.label.value in ("pass", "fail"), p
