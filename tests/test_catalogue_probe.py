@@ -199,16 +199,32 @@ def test_a_catalogue_that_cant_be_read_is_exit_3(serve: Serve, tmp_path: Path) -
             "--max-models: 0 is not within 1-1000.",
             id="max-models-zero",
         ),
+        pytest.param(
+            ["vllm:m", "--upstreams"],
+            "--upstreams: vllm:m is not an OpenRouter model; only OpenRouter routes one model"
+            " to many providers.",
+            id="upstreams-not-openrouter",
+        ),
+        pytest.param(
+            ["openrouter:m", "--upstreams", "--resume", "r.json"],
+            "--resume: not with --upstreams.",
+            id="resume-upstreams",
+        ),
+        pytest.param(
+            ["openrouter:*", "--upstreams"],
+            "--upstreams: not with PROVIDER:*; it is an option of one model's probe.",
+            id="upstreams-of-a-catalogue",
+        ),
     ],
 )
 def test_bad_options_are_exit_2_before_any_request(
     serve: Serve, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    server = serve(OpenAIEmulator(oracle(load_matrix(str(TINY)))))
-    result = runner.invoke(
+    server = serve(Upstreams())
+    result = CliRunner(env={"OPENROUTER_API_KEY": "sk-or-v1-test"}).invoke(
         app, ["probe", *args, "--base-url", f"{server.url}/v1", "--out", str(tmp_path)]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(f"conchcheck: {message}"), result.stderr
     assert server.received == []
 
@@ -298,36 +314,3 @@ def test_each_upstream_pinned_and_the_one_to_pin(serve: Serve, tmp_path: Path) -
     )
     assert [t["target"] for t in index["targets"]][1] == "openrouter:qwen/qwen3-8b@deepinfra/fp8"
     assert not cache.exists()  # a pinned upstream never stands for the model
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        pytest.param(
-            ["vllm:m", "--upstreams"],
-            "--upstreams: vllm:m is not an OpenRouter model; only OpenRouter routes one model"
-            " to many providers.",
-            id="not-openrouter",
-        ),
-        pytest.param(
-            ["openrouter:m", "--upstreams", "--resume", "r.json"],
-            "--resume: not with --upstreams.",
-            id="resume-upstreams",
-        ),
-        pytest.param(
-            ["openrouter:*", "--upstreams"],
-            "--upstreams: not with PROVIDER:*; it is an option of one model's probe.",
-            id="upstreams-of-a-catalogue",
-        ),
-    ],
-)
-def test_bad_upstream_options_are_exit_2(
-    serve: Serve, tmp_path: Path, args: list[str], message: str
-) -> None:
-    server = serve(Upstreams())
-    result = CliRunner(env={"OPENROUTER_API_KEY": "sk-or-v1-test"}).invoke(
-        app, ["probe", *args, "--base-url", f"{server.url}/api/v1", "--out", str(tmp_path)]
-    )
-    assert result.exit_code == 2, result.stderr
-    assert result.stderr.startswith(f"conchcheck: {message}"), result.stderr
-    assert server.received == []
