@@ -56,6 +56,16 @@ def tool_costs(cells: Sequence[Cell]) -> ToolCosts | None:
     )
 
 
+def trial_of(cell: Cell) -> CapacityTrial:
+    """What a capacity cell (``capacity/<tools>``) tells the search."""
+    return CapacityTrial(
+        int(cell.id.removeprefix("capacity/")),
+        called=cell.outcome is Outcome.PASS,
+        prompt_tokens=cell.prompt_tokens,
+        refused=cell.outcome is Outcome.REFUSED,
+    )
+
+
 def _tokens(cell: Cell | None) -> int | None:
     return cell.prompt_tokens if cell is not None and cell.outcome is Outcome.PASS else None
 
@@ -69,16 +79,9 @@ def _capacity(cells: Sequence[Cell]) -> tuple[int | None, int | None, str, str |
     for cell in trials:
         if cell.outcome is Outcome.ERROR:
             break  # the search stopped here: a failure proves nothing
-        count = int(cell.id.removeprefix("capacity/"))
-        by_count[count] = cell
-        search.record(
-            CapacityTrial(
-                count,
-                called=cell.outcome is Outcome.PASS,
-                prompt_tokens=cell.prompt_tokens,
-                refused=cell.outcome is Outcome.REFUSED,
-            )
-        )
+        trial = trial_of(cell)
+        by_count[trial.tools] = cell
+        search.record(trial)
     dialect = str(trials[0].dialect) if trials[0].dialect is not None else None
     failed = search.point
     if failed is None:

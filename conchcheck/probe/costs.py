@@ -18,10 +18,10 @@ from conchcheck.core.toolcost import (
     NEEDLE_PROMPT,
     NEEDLE_TICKET,
     CapacitySearch,
-    CapacityTrial,
     capacity_tools,
 )
 from conchcheck.core.tools import Tool
+from conchcheck.costs import trial_of
 from conchcheck.matrix import Matrix
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
@@ -107,14 +107,7 @@ async def _capacity(ctx: Context, dialect: Dialect) -> None:
         cell = ctx.reuse(cell_id) or await _trial(ctx, cell_id, count, dialect)
         if cell.outcome is Outcome.ERROR:
             return  # a failure proves nothing: the search stops with what it has
-        search.record(
-            CapacityTrial(
-                count,
-                called=cell.outcome is Outcome.PASS,
-                prompt_tokens=cell.prompt_tokens,
-                refused=cell.outcome is Outcome.REFUSED,
-            )
-        )
+        search.record(trial_of(cell))
 
 
 async def _trial(ctx: Context, cell_id: str, count: int, dialect: Dialect) -> Cell:
