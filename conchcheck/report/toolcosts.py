@@ -30,7 +30,8 @@ def tool_costs_section(result: ProbeResult) -> list[Block]:
             (
                 "The prompt tokens each tool adds as this endpoint renders it, from the usage it"
                 f" reports (a request with no tools took {baseline}); {UNKNOWN} where it told"
-                " nothing.",
+                " nothing. The first tool also carries what the chat template adds for any"
+                " tools at all.",
             )
         ),
     ]
