@@ -10,6 +10,7 @@ unknown, never zero.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from conchcheck.core.dialects import Dialect
@@ -49,13 +50,39 @@ async def run_costs(ctx: Context, dialects: Sequence[Dialect], capacity_in: Dial
     """Every tool's cost in each of ``dialects``, then the capacity search in ``capacity_in``."""
     tools = cost_tools(ctx.matrix)
     ctx.announce(Stage.COST, 1 + len(dialects) * len(tools))
-    prefixes = [
-        _prefix(ctx, f"cost/{dialect}/{count}", in_dialect(tools[:count], dialect), dialect)
-        for dialect in dialects
-        for count in range(1, len(tools) + 1)
-    ]
-    await ctx.together([_prefix(ctx, BASELINE, (), None), *prefixes])
+    sent: dict[str, str] = {}
+    twins: list[tuple[str, tuple[Tool, ...], Dialect, str]] = []
+    jobs = [_prefix(ctx, BASELINE, (), None)]
+    for dialect in dialects:
+        for count in range(1, len(tools) + 1):
+            cell_id, prefix = f"cost/{dialect}/{count}", in_dialect(tools[:count], dialect)
+            key = json.dumps([[t.name, t.description, t.parameters] for t in prefix])
+            if key in sent:
+                # A prefix this dialect leaves as another left it costs what that one did.
+                twins.append((cell_id, prefix, dialect, sent[key]))
+                continue
+            sent[key] = cell_id
+            jobs.append(_prefix(ctx, cell_id, prefix, dialect))
+    done = {cell.id: cell for cell in await ctx.together(jobs) if cell is not None}
+    for cell_id, prefix, dialect, twin in twins:
+        if twin in done:
+            ctx.record(_twin(cell_id, prefix, dialect, done[twin]))
     await _capacity(ctx, capacity_in)
+
+
+def _twin(cell_id: str, tools: tuple[Tool, ...], dialect: Dialect, twin: Cell) -> Cell:
+    """The cell of a prefix equal, tool for tool, to one already sent in another dialect."""
+    return Cell(
+        cell_id,
+        Stage.COST,
+        cell_id.removeprefix("cost/"),
+        twin.outcome,
+        f"The same tools, byte for byte, as {twin.id}: not sent again. {twin.detail}",
+        dialect=dialect,
+        cases=tuple(t.name for t in tools),
+        requests=0,
+        prompt_tokens=twin.prompt_tokens,
+    )
 
 
 async def _prefix(
