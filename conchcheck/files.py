@@ -206,6 +206,21 @@ def folder_problem(path: Path) -> str | None:
     return None
 
 
+def check_out_file(out: Path) -> None:
+    """``InputError`` unless a file can be written at ``out`` (``--out``): not a symbolic
+    link (never written through), not a folder, in a folder that takes files."""
+    if out.is_symlink():
+        raise InputError(
+            f"--out: {out}: is a symbolic link; conchcheck never writes through one.",
+            hint="Remove the link, or choose another file.",
+        )
+    if out.is_dir():
+        raise InputError(f"--out: {out}: is a folder.", hint="Give the path of a file.")
+    problem = folder_problem(out.parent)
+    if problem is not None:
+        raise InputError(f"--out: {out.parent}: {problem}.", hint="Choose another file.")
+
+
 def link_inside(root: Path, folder: Path) -> Path | None:
     """The first symbolic link among the folders from ``root`` (not itself: the user's to
     choose) down to ``folder``; None when there is none, or ``folder`` is not inside ``root``.

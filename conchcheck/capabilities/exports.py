@@ -120,8 +120,8 @@ def litellm_config(entries: Sequence[Entry]) -> str:
             params["api_key"] = "none"
         # Two endpoints of one model would be one model group that LiteLLM balances across
         # though they measured differently: each gets its own name.
-        name = entry.model if names[entry.model] == 1 else f"{entry.model} ({entry.provider}"
-        name += "" if names[entry.model] == 1 else f", {entry.api.value})"
+        twice = names[entry.model] > 1
+        name = f"{entry.model} ({entry.provider}, {entry.api.value})" if twice else entry.model
         deployments.append(
             {"model_name": name, "litellm_params": params, "model_info": litellm_info(entry)}
         )

@@ -200,33 +200,20 @@ def probe(
     from conchcheck.wire.transport import Policy
 
     catalogue = target is not None and is_catalogue(target)
-    _catalogue_options(
-        catalogue,
-        filter_,
-        max_models,
-        {
-            "--upstreams": upstreams,
-            "--resume": resume,
-            "--use-cache": use_cache,
-            "--tools": tools or None,
-            "--prompts": prompts,
-            "--record": record,
-            "--replay": replay,
-        },
-    )
+    # What only one model's own probe can take: not a catalogue, nor a run of its upstreams.
+    one_model = {
+        "--resume": resume,
+        "--use-cache": use_cache,
+        "--tools": tools or None,
+        "--prompts": prompts,
+        "--record": record,
+        "--replay": replay,
+    }
+    _catalogue_options(catalogue, filter_, max_models, {"--upstreams": upstreams, **one_model})
     if upstreams:
         _not_beside(
             "--upstreams",
-            {
-                "--targets": targets,
-                "--resume": resume,
-                "--use-cache": use_cache,
-                "--tools": tools or None,
-                "--prompts": prompts,
-                "--record": record,
-                "--replay": replay,
-                "--api": api,
-            },
+            {"--targets": targets, **one_model, "--api": api},
             "--upstreams probes one OpenRouter model: conchcheck probe openrouter:MODEL"
             " --upstreams.",
         )

@@ -7,7 +7,8 @@ model to (``conchcheck probe openrouter:MODEL --upstreams``), each pinned.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from conchcheck.errors import InputError, UnusableError
@@ -73,8 +74,7 @@ def catalogue_targets(
     if not 1 <= spec.max_models <= MAX_MAX_MODELS:
         raise InputError(f"--max-models: {spec.max_models} is not within 1-{MAX_MAX_MODELS}.")
     provider_target = parse_target(spec.target, base_url=spec.base_url, api=spec.api_family)
-    key = resolve_key(provider_target.provider, api_key_env=spec.key_variable)
-    listing = asyncio.run(_list(policy, transport, provider_target, key))
+    listing = _listed(list_models, provider_target, spec.key_variable, policy, transport)
     if listing.error is not None:
         raise UnusableError(
             f"{spec.target}: the catalogue can't be read ({listing.source}): {listing.error}",
@@ -88,7 +88,7 @@ def catalogue_targets(
     if not chosen:
         raise InputError(f"{choice.said(spec).rstrip('.')}: nothing to probe.")
     entries = tuple(
-        TargetEntry(_target(provider_target, model), api_key_env=spec.key_variable)
+        TargetEntry(replace(provider_target, model=model), api_key_env=spec.key_variable)
         for model in chosen
     )
     source = f"{spec.target} ({listing.source})"
@@ -114,8 +114,7 @@ def upstream_targets(
             " model to many providers.",
             hint="For example: conchcheck probe openrouter:qwen/qwen3-8b --upstreams.",
         )
-    key = resolve_key(provider, api_key_env=key_variable)
-    listing = asyncio.run(_list(policy, transport, model, key, upstreams=True))
+    listing = _listed(list_upstreams, model, key_variable, policy, transport)
     if listing.error is not None:
         raise UnusableError(
             f"{target}: its upstream providers can't be read ({listing.source}): {listing.error}",
@@ -124,26 +123,29 @@ def upstream_targets(
     if not listing.models:
         raise InputError(f"{target}: {listing.source} lists no upstream provider.")
     entries = tuple(
-        TargetEntry(Target(provider, model.model, model.base_url, route), api_key_env=key_variable)
+        TargetEntry(replace(model, route=route), api_key_env=key_variable)
         for route in listing.models
     )
     source = f"{target} --upstreams ({listing.source})"
     return TargetsFile(source, entries, MappingProxyType({})), listing
 
 
-def _target(each: Target, model: str) -> Target:
-    return Target(each.provider, model, each.base_url)
+Lister = Callable[[Wire, Target, Secret | None], Awaitable[Listing]]
 
 
-async def _list(
+def _listed(
+    lister: Lister,
+    target: Target,
+    key_variable: str | None,
     policy: Policy,
     transport: Transport | None,
-    target: Target,
-    key: Secret | None,
-    *,
-    upstreams: bool = False,
 ) -> Listing:
-    async with Wire(policy=policy, transport=transport) as wire:
-        if upstreams:
-            return await list_upstreams(wire, target, key)
-        return await list_models(wire, target, key)
+    """What ``lister`` reads for ``target``, with its provider's key (read first: an unset
+    one is ``CredentialsError`` before anything is sent)."""
+    key = resolve_key(target.provider, api_key_env=key_variable)
+
+    async def read() -> Listing:
+        async with Wire(policy=policy, transport=transport) as wire:
+            return await lister(wire, target, key)
+
+    return asyncio.run(read())

@@ -15,7 +15,7 @@ from pathlib import Path
 from conchcheck.capabilities import CapabilityFile, Entry, parse_timestamp
 from conchcheck.capabilities.exports import Document, ExportFormat, render
 from conchcheck.errors import InputError
-from conchcheck.files import folder_problem, link_inside, linked
+from conchcheck.files import check_out_file, folder_problem, link_inside, linked
 from conchcheck.replacement import replace_file
 from conchcheck.report.compatibility.shards import results_files
 from conchcheck.results.reader import read_results
@@ -132,20 +132,17 @@ def _places(documents: Sequence[Document], out: Path) -> list[Path]:
                 f"--out {out}: {len(documents)} models.dev files need a folder, not a file.",
                 hint="Give --out a folder: each goes to providers/<provider>/models/….",
             )
-        folder, places = out.parent, [out]
-    else:
-        assert all(d.path is not None for d in documents)
-        folder, places = out, [out.joinpath(*d.path.parts) for d in documents if d.path]
-    problem = folder_problem(folder)
+        check_out_file(out)
+        return [out]
+    places = [out.joinpath(*d.path.parts) for d in documents if d.path is not None]
+    problem = folder_problem(out)
     if problem is not None:
-        raise InputError(f"--out {out}: {folder} {problem}.", hint="Choose another --out.")
+        raise InputError(f"--out: {out}: {problem}.", hint="Choose another folder.")
     for place in places:
-        link = link_inside(out, place.parent) if place != out else None
+        link = link_inside(out, place.parent)
         if link is not None:
             raise linked(link, out)
-        if place.is_symlink() or place.is_dir():
-            kind = "a symbolic link" if place.is_symlink() else "a folder"
-            raise InputError(f"{place}: is {kind}; conchcheck writes only a file there.")
+        check_out_file(place)
     if len(set(places)) < len(places):
         twice = next(p for p in places if places.count(p) > 1)
         raise InputError(

@@ -26,7 +26,7 @@ from conchcheck.core.portable import (
 from conchcheck.core.trials import rank
 from conchcheck.core.usertools import OwnTool
 from conchcheck.errors import InputError
-from conchcheck.files import folder_problem, parse_document, tools_in
+from conchcheck.files import check_out_file, parse_document, tools_in
 from conchcheck.redaction import held, hold
 from conchcheck.results import ProbeResult
 from conchcheck.run.building import read_own_tools
@@ -109,7 +109,7 @@ def export_tools(spec: ToolsExportSpec) -> ToolsExportResult:
     """Read, convert, check, then write ``spec.out``; ``InputError`` (nothing written) for
     bad input: a results file that isn't one, a target with no dialect, tools other than
     the ones its results were probed with, a source that can't be read, a bad ``--out``."""
-    _check_out(spec)
+    check_out_file(spec.out)
     for source in spec.tools:
         for credential in credentials_in(source):
             hold(credential)  # masked wherever a source is shown, as a probe masks it
@@ -281,22 +281,6 @@ def _excepted(loaded: Sequence[Loaded], names: Sequence[str], own: Sequence[OwnT
                     " it is written all the same, and that target won't take it."
                 )
     return notes
-
-
-def _check_out(spec: ToolsExportSpec) -> None:
-    """``InputError`` for an ``--out`` that can't be written: a symbolic link (never written
-    through), a folder, or a place that can't be written."""
-    out = spec.out
-    if out.is_symlink():
-        raise InputError(
-            f"--out: {out}: is a symbolic link; conchcheck never writes through one.",
-            hint="Remove the link, or choose another file.",
-        )
-    if out.is_dir():
-        raise InputError(f"--out: {out}: is a folder.", hint="Give the path of a file.")
-    problem = folder_problem(out.parent)
-    if problem is not None:
-        raise InputError(f"--out: {out.parent}: {problem}.", hint="Choose another file.")
 
 
 def _not_an_input(out: Path, inputs: Sequence[Path]) -> None:

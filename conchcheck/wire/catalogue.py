@@ -12,9 +12,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from conchcheck.core.jsontypes import JsonObject, JsonValue
 from conchcheck.wire.keys import Secret
-from conchcheck.wire.lookup import Fetched, anthropic_headers, bearer, fetch_json
+from conchcheck.wire.lookup import (
+    Fetched,
+    anthropic_headers,
+    bearer,
+    fetch_json,
+    google_headers,
+    objects_in,
+)
 from conchcheck.wire.providers import ApiFamily, Catalogue, Target
 from conchcheck.wire.transport import Wire
 
@@ -76,7 +82,7 @@ class Catalogues:
         source = f"GET {fetched.url}"
         if fetched.error is not None:
             return ModelInfo(source, error=fetched.error)
-        models = _entries(fetched.data)
+        models = objects_in(fetched.data, "data")
         entry = next((m for m in models if m.get("id") == target.model), None)
         if entry is None:
             return ModelInfo(
@@ -148,7 +154,7 @@ class Catalogues:
         source = f"GET {fetched.url}"
         if fetched.error is not None:
             return ModelInfo(source, error=fetched.error)
-        ids = [m.get("id") for m in _entries(fetched.data)]
+        ids = [m.get("id") for m in objects_in(fetched.data, "data")]
         # These listings say a model exists, nothing about its tools.
         return ModelInfo(source, target.model in ids, evidence=f"{len(ids)} models listed")
 
@@ -157,7 +163,7 @@ class Catalogues:
         # A name pasted from the models list keeps its "models/" (the gemini adapter drops it too).
         model = target.model.removeprefix("models/")
         url = f"{root}/models/{quote(model, safe='')}"
-        headers = {"x-goog-api-key": key.reveal()} if key else {}
+        headers = google_headers(key)
         fetched = await self._get(
             url, lambda: fetch_json(self.wire, "GET", url, headers=headers, key=key)
         )
@@ -176,8 +182,3 @@ class Catalogues:
             window if isinstance(window, int) else None,
             f"inputTokenLimit: {window}, supportedGenerationMethods: {methods}",
         )
-
-
-def _entries(data: JsonValue) -> list[JsonObject]:
-    items = data.get("data") if isinstance(data, dict) else None
-    return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []

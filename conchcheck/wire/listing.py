@@ -11,9 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from conchcheck.core.jsontypes import JsonObject, JsonValue
+from conchcheck.core.jsontypes import JsonValue
 from conchcheck.wire.keys import Secret
-from conchcheck.wire.lookup import anthropic_headers, bearer, fetch_json
+from conchcheck.wire.lookup import (
+    anthropic_headers,
+    bearer,
+    fetch_json,
+    google_headers,
+    objects_in,
+)
 from conchcheck.wire.providers import ApiFamily, Target
 from conchcheck.wire.transport import Wire
 
@@ -38,8 +44,6 @@ class Listing:
     models: tuple[str, ...] = ()
     error: str | None = None
     """A sentence, when the catalogue couldn't be read."""
-    status: int | None = None
-    """The HTTP status of a failed read, when it had one."""
     cut: bool = False
     """More models were listed than ``MAX_MODELS``, or pages than ``MAX_PAGES``."""
 
@@ -58,9 +62,8 @@ async def list_models(wire: Wire, target: Target, key: Secret | None) -> Listing
         case ApiFamily.GEMINI:
             # Gemini pages with ``nextPageToken`` -> ``pageToken``; only models that take
             # generateContent can be probed.
-            headers = {"x-goog-api-key": key.reveal()} if key else {}
             url = f"{base}/models?pageSize=1000"
-            return await _walk(wire, url, headers, key, _gemini, "pageToken")
+            return await _walk(wire, url, google_headers(key), key, _gemini, "pageToken")
         case ApiFamily.OPENAI | ApiFamily.RESPONSES:
             # OpenAI's /models shape (``data[].id``), which every compatible server, OpenRouter,
             # llama-server and Ollama's /v1 answer; Gemini's compatible endpoint too, its ids
@@ -76,10 +79,10 @@ async def list_upstreams(wire: Wire, target: Target, key: Secret | None) -> List
     fetched = await fetch_json(wire, "GET", url, headers=bearer(key), key=key)
     source = f"GET {fetched.url}"
     if fetched.error is not None:
-        return Listing(source, error=fetched.error, status=fetched.status)
+        return Listing(source, error=fetched.error)
     data = fetched.data.get("data") if isinstance(fetched.data, dict) else None
     slugs: list[str] = []
-    for endpoint in _objects(data, "endpoints"):
+    for endpoint in objects_in(data, "endpoints"):
         slug = endpoint.get("tag") or endpoint.get("provider_name")
         if isinstance(slug, str) and slug and slug not in slugs:
             slugs.append(slug)
@@ -104,7 +107,7 @@ async def _walk(
         fetched = await fetch_json(wire, "GET", page_url, headers=headers, key=key)
         source = source or f"GET {fetched.url}"
         if fetched.error is not None:
-            return Listing(source, error=fetched.error, status=fetched.status)
+            return Listing(source, error=fetched.error)
         ids, cursor = read(fetched.data)
         fresh = [m for m in ids if m not in seen]
         seen.update(fresh)
@@ -119,16 +122,16 @@ async def _walk(
 
 
 def _openai(data: JsonValue) -> Page:
-    ids = [str(m["id"]).removeprefix("models/") for m in _objects(data, "data") if "id" in m]
+    ids = [str(m["id"]).removeprefix("models/") for m in objects_in(data, "data") if "id" in m]
     return ids, None
 
 
 def _ollama(data: JsonValue) -> Page:
-    return [str(m["name"]) for m in _objects(data, "models") if "name" in m], None
+    return [str(m["name"]) for m in objects_in(data, "models") if "name" in m], None
 
 
 def _anthropic(data: JsonValue) -> Page:
-    ids = [str(m["id"]) for m in _objects(data, "data") if "id" in m]
+    ids = [str(m["id"]) for m in objects_in(data, "data") if "id" in m]
     more = isinstance(data, dict) and data.get("has_more") is True
     last = data.get("last_id") if isinstance(data, dict) else None
     return ids, str(last) if more and isinstance(last, str) else None
@@ -137,16 +140,11 @@ def _anthropic(data: JsonValue) -> Page:
 def _gemini(data: JsonValue) -> Page:
     ids = [
         str(m["name"]).removeprefix("models/")
-        for m in _objects(data, "models")
+        for m in objects_in(data, "models")
         if "name" in m and "generateContent" in _strings(m.get("supportedGenerationMethods"))
     ]
     token = data.get("nextPageToken") if isinstance(data, dict) else None
     return ids, token if isinstance(token, str) and token else None
-
-
-def _objects(data: JsonValue, field: str) -> list[JsonObject]:
-    items = data.get(field) if isinstance(data, dict) else None
-    return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
 
 
 def _strings(value: JsonValue) -> list[str]:

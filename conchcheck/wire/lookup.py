@@ -36,6 +36,18 @@ def bearer(key: Secret | None) -> dict[str, str]:
     return {"authorization": f"Bearer {key.reveal()}"} if key else {}
 
 
+def google_headers(key: Secret | None) -> dict[str, str]:
+    """Gemini's ``x-goog-api-key`` header, when there is a key."""
+    return {"x-goog-api-key": key.reveal()} if key else {}
+
+
+def objects_in(data: JsonValue, field: str) -> list[JsonObject]:
+    """The objects of the list ``data[field]`` (a listing's ``data`` or ``models``); none
+    when it isn't one."""
+    items = data.get(field) if isinstance(data, dict) else None
+    return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+
+
 def anthropic_headers(key: Secret | None) -> dict[str, str]:
     """Anthropic's version header, and its ``x-api-key`` when there is a key."""
     headers = {"anthropic-version": "2023-06-01"}
