@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from conchcheck.version import __version__
 
 if TYPE_CHECKING:
-    from conchcheck.capabilities.exports import ExportFormat
+    from conchcheck.capabilities.formats import ExportFormat
     from conchcheck.core.arguments import ArgumentsResult, read_arguments
     from conchcheck.core.dialects import Dialect, to_dialect, unwrap_arguments
     from conchcheck.core.problems import Problem
@@ -56,7 +56,7 @@ _HOME = {
     "ConchcheckError": "conchcheck.errors",
     "Dialect": "conchcheck.core.dialects",
     "ExitCode": "conchcheck.errors",
-    "ExportFormat": "conchcheck.capabilities.exports",
+    "ExportFormat": "conchcheck.capabilities.formats",
     "ExportSpec": "conchcheck.run.exporting",
     "Exported": "conchcheck.run.exporting",
     "FleetSpec": "conchcheck.run",

@@ -17,6 +17,7 @@ from conchcheck.core.toolcost import (
 from conchcheck.results.cells import Cell, Outcome, Stage
 
 BASELINE = "cost/none"
+"""The cell of the request with no tools, which every first tool's cost is counted from."""
 
 
 def tool_costs(cells: Sequence[Cell]) -> ToolCosts | None:

@@ -16,13 +16,13 @@ from typer.testing import CliRunner
 
 from conchcheck.capabilities import CapabilityFile, Entry, entry_to_data
 from conchcheck.capabilities.exports import (
-    ExportFormat,
     json_document,
     litellm_config,
     models_dev_model,
     models_dev_path,
     schema,
 )
+from conchcheck.capabilities.formats import ExportFormat
 from conchcheck.capabilities.measured import Measured, measured
 from conchcheck.cli import app
 from conchcheck.core.fidelity import FidelityChange

@@ -321,3 +321,18 @@ def test_an_error_with_control_characters_stays_one_line() -> None:
         2,
         "conchcheck: The target 'vllm:m\\n\\x1b[2J' holds a control character. Write it provider:model, in printable characters.\n",
     )
+
+
+def test_the_command_starts_without_yaml_jsonschema_or_httpx() -> None:
+    """The CLI names every option, the export formats included, before anything is read:
+    YAML, JSON Schema and httpx load only when a command needs them (bench/probe.py times
+    the start-up). Before: naming ``--to``'s formats loaded YAML and JSON Schema."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, conchcheck.cli; "
+        "print(sorted(m for m in ('yaml', 'jsonschema', 'httpx') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from conchcheck.capabilities.entry import Entry, entry_to_data
+from conchcheck.capabilities.formats import ExportFormat
 from conchcheck.capabilities.measured import Measured, measured
-from conchcheck.core.names import Name
 from conchcheck.errors import ConchcheckError, InputError
 from conchcheck.jsonschemas import problems, validator
 from conchcheck.version import __version__
@@ -37,17 +37,6 @@ LITELLM_PREFIX = {
     ApiFamily.GEMINI: "gemini",
 }
 """LiteLLM's provider prefix for the API an entry measured, so LiteLLM speaks that API."""
-
-
-class ExportFormat(Name):
-    """Where a capability goes."""
-
-    LITELLM = "litellm"
-    """A LiteLLM proxy config's ``model_list``, each model's ``model_info`` measured."""
-    MODELS_DEV = "models-dev"
-    """A models.dev model file's ``tool_call``, one TOML a model."""
-    JSON = "json"
-    """conchcheck's own format: every entry whole, with what it measured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from conchcheck.capabilities.exports import ExportFormat
+from conchcheck.capabilities.formats import ExportFormat
 from conchcheck.cli.app import JsonOption, app
 from conchcheck.errors import InputError
 

@@ -22,7 +22,7 @@ from conchcheck.core.toolcost import (
     capacity_tools,
 )
 from conchcheck.core.tools import Tool
-from conchcheck.costs import trial_of
+from conchcheck.costs import BASELINE, trial_of
 from conchcheck.matrix import Matrix
 from conchcheck.probe.context import Context
 from conchcheck.probe.evidence import exchange_cell
@@ -35,8 +35,6 @@ __all__ = ["MAX_COST_TOOLS", "cost_tools", "run_costs"]
 
 MAX_COST_TOOLS = 64
 """Tools whose cost is measured at most: the first of the matrix's, in its order."""
-BASELINE = "cost/none"
-"""The cell of the request with no tools, which every first tool's cost is counted from."""
 
 
 def cost_tools(matrix: Matrix) -> tuple[Tool, ...]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conchcheck.capabilities import CapabilityFile, Entry, parse_timestamp
-from conchcheck.capabilities.exports import Document, ExportFormat, render
+from conchcheck.capabilities.exports import Document, render
+from conchcheck.capabilities.formats import ExportFormat
 from conchcheck.errors import InputError
 from conchcheck.files import check_out_file, folder_problem, link_inside, linked
 from conchcheck.replacement import replace_file
